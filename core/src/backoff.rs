@@ -1,0 +1,326 @@
+//! Backoff: the delay before retry `n` (spec §3, §5, Appendix A; RET-04,
+//! RET-05, RET-06).
+//!
+//! # The computation, step by step
+//!
+//! For retry number `n ≥ 1` (retry 1 follows the failure of attempt 1),
+//! initial interval `I` ms, coefficient `C`, cap `M` ms:
+//!
+//! 1. **raw** (`f64`): `none` → `I`; `linear` → `I·n`; `exponential` →
+//!    `I·C^(n−1)`; `polynomial` → `I·n^C`. Powers use the `libm` crate's
+//!    `pow` (a pure-Rust port of FreeBSD's msun) in every build, so native
+//!    code, wasm and every binding get bit-identical results.
+//! 2. **raw_ms**: raw rounded to the nearest millisecond, halves away from
+//!    zero; anything at or beyond 2^53 − 1 (including `+∞`) saturates to
+//!    2^53 − 1. Never NaN: every input is validated finite and positive.
+//! 3. **capped_ms** = `min(raw_ms, M)` (RET-04, cap before jitter, §3.5).
+//! 4. **jittered** (when `jitter` is true) = `floor(capped_ms · (0.5 + u))`,
+//!    computed exactly in integers from the [`Sample`]
+//!    `k`: `(capped_ms · (2^52 + k)) >> 53`. So it lies in
+//!    `[floor(capped/2), ceil(1.5·capped) − 1]`, the half-open `[0.5, 1.5)`
+//!    range of RET-05, whatever the platform's float rounding.
+//! 5. **delay_ms** = `min(jittered, M)` (RET-06, cap again after jitter).
+//!
+//! `delay_ms` is an integer in `[0, M]`, and with jitter off every strategy
+//! is non-decreasing in `n`.
+//!
+//! ```
+//! use ojs_retry::{RetryPolicy, JitterSource};
+//! let p = RetryPolicy::from_json(r#"{"initial_interval":"PT10S","max_attempts":10}"#).unwrap();
+//! // §5.3: retry 1 jitters within [5 s, 15 s).
+//! assert_eq!(p.delay(1, JitterSource::Uniform(0.0)).unwrap(), 5_000);
+//! assert_eq!(p.delay(1, JitterSource::Uniform(0.5)).unwrap(), 10_000);
+//! ```
+//!
+//! The engine also carries what the compatibility presets need (a constant
+//! offset, full / equal / additive jitter, explicit interval tables, floor
+//! rounding); plain OJS policies use only the steps above.
+
+use alloc::vec::Vec;
+
+use crate::duration::MAX_MS;
+use crate::jitter::Sample;
+
+/// How the raw delay grows with the retry number (§3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Strategy {
+    /// `delay(n) = I` — §3.1; `"none"` (alias `"constant"`).
+    None,
+    /// `delay(n) = I·n` — §3.2.
+    Linear,
+    /// `delay(n) = I·C^(n−1)` — §3.3, the default.
+    #[default]
+    Exponential,
+    /// `delay(n) = I·n^C` — §3.4.
+    Polynomial,
+}
+
+impl Strategy {
+    /// The name used in documents (`backoff_strategy`).
+    ///
+    /// ```
+    /// assert_eq!(ojs_retry::Strategy::None.as_str(), "none");
+    /// ```
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Linear => "linear",
+            Self::Exponential => "exponential",
+            Self::Polynomial => "polynomial",
+        }
+    }
+
+    /// Parses a document name; `"constant"` is accepted for `"none"`.
+    ///
+    /// ```
+    /// use ojs_retry::Strategy;
+    /// assert_eq!(Strategy::parse("constant"), Some(Strategy::None));
+    /// assert_eq!(Strategy::parse("Exponential"), None);
+    /// ```
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "none" | "constant" => Some(Self::None),
+            "linear" => Some(Self::Linear),
+            "exponential" => Some(Self::Exponential),
+            "polynomial" => Some(Self::Polynomial),
+            _ => None,
+        }
+    }
+}
+
+/// The growth curve inside the engine: the four spec strategies plus an
+/// explicit table (the last entry repeats), for queues that list intervals.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Curve {
+    Constant,
+    Linear,
+    Exponential(f64),
+    Polynomial(f64),
+    // Used by the compatibility presets.
+    #[allow(dead_code)]
+    Table(Vec<u64>),
+}
+
+/// How a jitter sample moves the capped delay `d`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Spread {
+    /// No jitter: the delay is `d`.
+    None,
+    /// OJS §5: `d · (0.5 + u)`.
+    Proportional,
+    /// "Full jitter": `d · u`.
+    #[allow(dead_code)]
+    Full,
+    /// "Equal jitter": `d/2 + (d/2) · u`.
+    #[allow(dead_code)]
+    Equal,
+    /// Additive: `d + max_ms · u`.
+    #[allow(dead_code)]
+    Additive(u64),
+}
+
+/// How the raw `f64` delay becomes integer milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rounding {
+    /// To nearest, halves away from zero (OJS).
+    Nearest,
+    /// Towards zero, as queues that truncate do.
+    #[allow(dead_code)]
+    Floor,
+}
+
+/// A fully resolved backoff: everything the delay of retry `n` depends on
+/// except the jitter sample.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Backoff {
+    pub(crate) initial_ms: u64,
+    pub(crate) curve: Curve,
+    /// Added to the raw delay before rounding and the cap.
+    pub(crate) offset_ms: u64,
+    pub(crate) cap_ms: u64,
+    pub(crate) spread: Spread,
+    pub(crate) rounding: Rounding,
+}
+
+/// One row of a schedule: every intermediate value for one retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScheduleRow {
+    /// The retry number `n` (1-based).
+    pub retry_number: u64,
+    /// The attempt this retry will be (`n + 1`).
+    pub attempt: u64,
+    /// The formula's value in ms, saturated at 2^53 − 1.
+    pub raw_ms: u64,
+    /// `min(raw_ms, max_interval)`.
+    pub capped_ms: u64,
+    /// The smallest delay jitter can produce (inclusive).
+    pub min_ms: u64,
+    /// The largest delay jitter can produce (inclusive, after the cap).
+    pub max_ms: u64,
+    /// The delay drawn from the jitter source, when one was given.
+    pub delay_ms: Option<u64>,
+    /// Sum of the delays of retries `1..=n` (drawn when a source was given,
+    /// else the capped delays), saturating at 2^53 − 1.
+    pub cumulative_ms: u64,
+}
+
+/// Converts a non-negative `f64` to milliseconds, saturating at `MAX_MS`.
+fn to_ms(raw: f64, rounding: Rounding) -> u64 {
+    let r = match rounding {
+        Rounding::Nearest => libm::round(raw),
+        Rounding::Floor => libm::floor(raw),
+    };
+    // `!(r < MAX)` also catches NaN (which validated inputs cannot produce).
+    #[allow(clippy::cast_precision_loss)]
+    if !(r < MAX_MS as f64) {
+        return MAX_MS;
+    }
+    if r <= 0.0 {
+        return 0;
+    }
+    // 0 < r < 2^53: exact.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let ms = r as u64;
+    ms
+}
+
+/// `floor(d · k / 2^53)` exactly.
+fn scale(d: u64, k: u64) -> u64 {
+    let p = (u128::from(d) * u128::from(k)) >> 53;
+    // d < 2^53 and k < 2^53, so p < d: fits.
+    u64::try_from(p).unwrap_or(MAX_MS)
+}
+
+impl Backoff {
+    /// The formula's value for retry `n ≥ 1`, in ms, before the cap.
+    pub(crate) fn raw_ms(&self, n: u64) -> u64 {
+        #[allow(clippy::cast_precision_loss)] // I, n ≤ 2^53: exact
+        let (i, nf) = (self.initial_ms as f64, n as f64);
+        let raw = match &self.curve {
+            Curve::Constant => i,
+            Curve::Linear => i * nf,
+            Curve::Exponential(c) => i * libm::pow(*c, nf - 1.0),
+            Curve::Polynomial(c) => i * libm::pow(nf, *c),
+            Curve::Table(t) => {
+                let idx = usize::try_from(n.saturating_sub(1)).unwrap_or(usize::MAX);
+                let v = t.get(idx).or(t.last()).copied().unwrap_or(self.initial_ms);
+                #[allow(clippy::cast_precision_loss)]
+                let v = v as f64;
+                v
+            }
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let offset = self.offset_ms as f64;
+        to_ms(raw + offset, self.rounding)
+    }
+
+    /// The delay after cap, jitter and the second cap.
+    pub(crate) fn jittered(&self, capped: u64, sample: Sample) -> u64 {
+        let k = sample.bits();
+        let d = match self.spread {
+            Spread::None => capped,
+            Spread::Proportional => scale(capped, (1 << 52) + k),
+            Spread::Full => scale(capped, k),
+            Spread::Equal => {
+                let half = capped / 2;
+                half + scale(capped - half, k)
+            }
+            Spread::Additive(max) => capped.saturating_add(scale(max, k)),
+        };
+        d.min(self.cap_ms)
+    }
+
+    /// One schedule row for retry `n` (without the cumulative sum).
+    pub(crate) fn row(&self, n: u64, sample: Option<Sample>) -> ScheduleRow {
+        let raw_ms = self.raw_ms(n);
+        let capped_ms = raw_ms.min(self.cap_ms);
+        ScheduleRow {
+            retry_number: n,
+            attempt: n.saturating_add(1),
+            raw_ms,
+            capped_ms,
+            min_ms: self.jittered(capped_ms, Sample::MIN),
+            max_ms: self.jittered(capped_ms, Sample::MAX),
+            delay_ms: sample.map(|s| self.jittered(capped_ms, s)),
+            cumulative_ms: 0,
+        }
+    }
+
+    /// The final delay for retry `n`.
+    pub(crate) fn delay(&self, n: u64, sample: Sample) -> u64 {
+        self.jittered(self.raw_ms(n).min(self.cap_ms), sample)
+    }
+
+    /// Whether a jitter sample changes anything (so sources need not draw).
+    pub(crate) fn uses_sample(&self) -> bool {
+        self.spread != Spread::None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(curve: Curve, spread: Spread) -> Backoff {
+        Backoff {
+            initial_ms: 1_000,
+            curve,
+            offset_ms: 0,
+            cap_ms: 300_000,
+            spread,
+            rounding: Rounding::Nearest,
+        }
+    }
+
+    #[test]
+    fn spreads_by_hand() {
+        let half = Sample::from_unit(0.5).unwrap();
+        // d = 10 000 ms, u = 0.5.
+        assert_eq!(
+            b(Curve::Constant, Spread::Proportional).jittered(10_000, half),
+            10_000
+        );
+        assert_eq!(
+            b(Curve::Constant, Spread::Full).jittered(10_000, half),
+            5_000
+        );
+        assert_eq!(
+            b(Curve::Constant, Spread::Equal).jittered(10_000, half),
+            7_500
+        );
+        assert_eq!(
+            b(Curve::Constant, Spread::Additive(1_000)).jittered(10_000, half),
+            10_500
+        );
+        // Proportional upper bound is exclusive: 1.5·d is never reached.
+        assert_eq!(
+            b(Curve::Constant, Spread::Proportional).jittered(10_000, Sample::MAX),
+            14_999
+        );
+        assert_eq!(
+            b(Curve::Constant, Spread::Full).jittered(10_000, Sample::MAX),
+            9_999
+        );
+    }
+
+    #[test]
+    fn table_and_offset() {
+        let mut t = b(Curve::Table(alloc::vec![10, 20, 30]), Spread::None);
+        assert_eq!([1, 2, 3, 4, 99].map(|n| t.raw_ms(n)), [10, 20, 30, 30, 30]);
+        t.offset_ms = 15_000;
+        t.rounding = Rounding::Floor;
+        assert_eq!(t.raw_ms(1), 15_010);
+    }
+
+    #[test]
+    fn saturation() {
+        let e = b(Curve::Exponential(f64::MAX), Spread::Proportional);
+        assert_eq!(e.raw_ms(u64::from(u32::MAX)), MAX_MS);
+        assert_eq!(e.delay(u64::from(u32::MAX), Sample::MAX), 300_000);
+        let p = b(Curve::Polynomial(f64::MAX), Spread::None);
+        assert_eq!(p.raw_ms(1), 1_000); // 1^C = 1
+        assert_eq!(p.raw_ms(2), MAX_MS);
+    }
+}

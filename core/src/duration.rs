@@ -1,0 +1,333 @@
+//! ISO 8601 durations (spec §4, RET-02, RET-19), exact to the millisecond.
+//!
+//! # Grammar
+//!
+//! The §14 schema pattern, `P[nY][nM][nD][T[nH][nM][n[.f]S]]`:
+//!
+//! * at least one component; a `T` must be followed by at least one time
+//!   component (`P`, `PT`, `P1`, `P1DT` are rejected);
+//! * components appear in that order, each at most once, upper case only,
+//!   digits are ASCII `0-9`, no sign, no spaces;
+//! * a decimal fraction is allowed on seconds only, written with a point and
+//!   at least one digit on each side (`PT0.5S`; `PT.5S`, `PT1.S` and
+//!   `PT0,5S` are rejected); weeks (`W`) are not part of the pattern.
+//!
+//! # Lengths
+//!
+//! `S` = 1 000 ms, `M` after `T` = 60 s, `H` = 3 600 s, `D` = 24 h. Retry
+//! intervals need fixed lengths, so the calendar units get fixed nominal
+//! lengths too: `M` before `T` (months) = 30 days and `Y` = 365 days. The
+//! spec calls date components "NOT RECOMMENDED" for retry intervals; they are
+//! accepted because the schema accepts them.
+//!
+//! # Precision and range
+//!
+//! Durations are integer milliseconds. A fraction finer than a millisecond
+//! must be zero (`PT0.5000S` is fine, `PT0.0005S` is an error): a sub-
+//! millisecond remainder would otherwise be rounded silently. The total must
+//! not exceed [`MAX_MS`] (2^53 − 1 ms, about 285 616 years, the largest
+//! integer every runtime represents exactly); `P9999Y` is fine, `P9999999Y`
+//! is an error.
+//!
+//! ```
+//! use ojs_retry::{parse_duration, format_duration};
+//! assert_eq!(parse_duration("PT1H30M").unwrap(), 5_400_000);
+//! assert_eq!(parse_duration("PT0.5S").unwrap(), 500);
+//! assert_eq!(format_duration(5_400_000).unwrap(), "PT1H30M");
+//! assert!(parse_duration("PT").is_err());
+//! ```
+
+use alloc::format;
+use alloc::string::String;
+use core::fmt::Write as _;
+
+use crate::error::{Error, ErrorCode, quote};
+
+/// The largest duration, delay or instant the engine accepts, in
+/// milliseconds: 2^53 − 1, the largest integer that JavaScript and JSON
+/// parsers everywhere represent exactly.
+pub const MAX_MS: u64 = (1 << 53) - 1;
+
+const SECOND: u128 = 1_000;
+const MINUTE: u128 = 60 * SECOND;
+const HOUR: u128 = 60 * MINUTE;
+const DAY: u128 = 24 * HOUR;
+const MONTH: u128 = 30 * DAY;
+const YEAR: u128 = 365 * DAY;
+
+/// Parses an ISO 8601 duration (see the [module docs](self)) into
+/// milliseconds.
+///
+/// # Errors
+///
+/// `validation.duration_invalid` with field `"duration"` when the string is
+/// not in the grammar, has a sub-millisecond remainder, or exceeds
+/// [`MAX_MS`].
+///
+/// ```
+/// assert_eq!(ojs_retry::parse_duration("P1DT12H").unwrap(), 129_600_000);
+/// let err = ojs_retry::parse_duration("-PT1S").unwrap_err();
+/// assert_eq!(err.code().as_str(), "validation.duration_invalid");
+/// ```
+pub fn parse_duration(text: &str) -> Result<u64, Error> {
+    parse_ms(text).map_err(|why| Error::new(ErrorCode::DurationInvalid, "duration", why))
+}
+
+/// Formats milliseconds as the canonical duration string: time components
+/// only (`H`, `M`, `S`), zero components omitted, the fraction of seconds
+/// without trailing zeros, `PT0S` for zero. `P1D` therefore formats as
+/// `PT24H`; parse and format round-trip every value up to [`MAX_MS`].
+///
+/// # Errors
+///
+/// `validation.invalid_argument` (field `"duration"`) above [`MAX_MS`].
+///
+/// ```
+/// assert_eq!(ojs_retry::format_duration(1_500).unwrap(), "PT1.5S");
+/// assert_eq!(ojs_retry::format_duration(86_400_000).unwrap(), "PT24H");
+/// assert_eq!(ojs_retry::format_duration(0).unwrap(), "PT0S");
+/// ```
+pub fn format_duration(ms: u64) -> Result<String, Error> {
+    if ms > MAX_MS {
+        return Err(Error::arg(
+            "duration",
+            format!("expected at most {MAX_MS} ms, found {ms}"),
+        ));
+    }
+    Ok(format_ms(ms))
+}
+
+/// Infallible formatting for values already known to be in range.
+pub(crate) fn format_ms(ms: u64) -> String {
+    let hours = ms / 3_600_000;
+    let minutes = (ms / 60_000) % 60;
+    let seconds = (ms / 1_000) % 60;
+    let millis = ms % 1_000;
+    let mut out = String::from("PT");
+    // Writing to a String cannot fail.
+    if hours > 0 {
+        let _ = write!(out, "{hours}H");
+    }
+    if minutes > 0 {
+        let _ = write!(out, "{minutes}M");
+    }
+    if seconds > 0 || millis > 0 || ms == 0 {
+        let _ = write!(out, "{seconds}");
+        if millis > 0 {
+            let frac = format!("{millis:03}");
+            let _ = write!(out, ".{}", frac.trim_end_matches('0'));
+        }
+        out.push('S');
+    }
+    out
+}
+
+/// Parses a duration, returning the reason as text on failure so the caller
+/// can attach the right code and field.
+pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
+    let expected =
+        "expected an ISO 8601 duration such as \"PT1S\", \"PT0.5S\", \"PT1H30M\" or \"P1D\"";
+    let fail = |why: &str| format!("{expected}, found {}: {why}", quote(text));
+    let bytes = text.as_bytes();
+    let mut rest = match bytes.split_first() {
+        None => return Err(format!("{expected}, found an empty string")),
+        Some((b'P', rest)) => rest,
+        Some(_) => return Err(fail("it must start with an upper-case 'P'")),
+    };
+    if rest.is_empty() {
+        return Err(fail("'P' must be followed by at least one component"));
+    }
+
+    // (designator, length, allowed in date part, allowed in time part)
+    let date_units: [(u8, u128); 3] = [(b'Y', YEAR), (b'M', MONTH), (b'D', DAY)];
+    let time_units: [(u8, u128); 3] = [(b'H', HOUR), (b'M', MINUTE), (b'S', SECOND)];
+
+    let mut total: u128 = 0;
+    let mut in_time = false;
+    let mut next_unit = 0usize; // index into the current unit table: enforces order
+    let mut components = 0usize;
+    let mut time_components = 0usize;
+
+    while let Some((&first, _)) = rest.split_first() {
+        if first == b'T' {
+            if in_time {
+                return Err(fail("'T' appears twice"));
+            }
+            in_time = true;
+            next_unit = 0;
+            rest = rest.get(1..).unwrap_or_default();
+            if !rest.first().is_some_and(u8::is_ascii_digit) {
+                return Err(fail(
+                    "'T' must be followed by a time component such as 1H, 1M or 1S",
+                ));
+            }
+            continue;
+        }
+        // A number: digits, then for seconds an optional fraction.
+        let int_len = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        if int_len == 0 {
+            return Err(match first {
+                b'.' | b',' => fail("a fraction needs a digit before the decimal point"),
+                b'-' | b'+' => fail("durations have no sign"),
+                b'W' => fail("weeks are not supported; use days (7D) instead"),
+                _ if first.is_ascii_lowercase() => fail("designators must be upper case"),
+                _ => fail("expected a number before each designator"),
+            });
+        }
+        let (int_digits, after) = rest.split_at(int_len);
+        let mut value = digits_value(int_digits).ok_or_else(|| fail("a number is too large"))?;
+        let mut frac: Option<&[u8]> = None;
+        let mut after = after;
+        if let Some((&sep, tail)) = after.split_first()
+            && (sep == b'.' || sep == b',')
+        {
+            if sep == b',' {
+                return Err(fail("use a decimal point, not a comma"));
+            }
+            let frac_len = tail.iter().take_while(|b| b.is_ascii_digit()).count();
+            if frac_len == 0 {
+                return Err(fail(
+                    "a decimal point must be followed by at least one digit",
+                ));
+            }
+            let (f, t) = tail.split_at(frac_len);
+            frac = Some(f);
+            after = t;
+        }
+        let Some((&designator, tail)) = after.split_first() else {
+            return Err(fail(
+                "a number must be followed by a designator (Y, M, D, H, M or S)",
+            ));
+        };
+        let units: &[(u8, u128)] = if in_time { &time_units } else { &date_units };
+        let Some(pos) = units
+            .iter()
+            .skip(next_unit)
+            .position(|(d, _)| *d == designator)
+            .map(|p| p + next_unit)
+        else {
+            let why = if designator.is_ascii_lowercase() {
+                "designators must be upper case"
+            } else if designator == b'W' {
+                "weeks are not supported; use days (7D) instead"
+            } else if units.iter().any(|(d, _)| *d == designator) {
+                "components must appear once each, in the order Y M D T H M S"
+            } else if !in_time && time_units.iter().any(|(d, _)| *d == designator) {
+                "hours and seconds must come after 'T'"
+            } else {
+                "unexpected character"
+            };
+            return Err(fail(why));
+        };
+        let unit = units.get(pos).map_or(SECOND, |(_, len)| *len);
+        if frac.is_some() && !(in_time && designator == b'S') {
+            return Err(fail("only seconds may have a decimal fraction"));
+        }
+        value = value
+            .checked_mul(unit)
+            .ok_or_else(|| fail("the duration is too large"))?;
+        if let Some(f) = frac {
+            // Milliseconds from the first three digits; the rest must be zero.
+            let mut ms: u128 = 0;
+            for (i, d) in f.iter().enumerate() {
+                let digit = u128::from(d - b'0');
+                if i < 3 {
+                    ms = ms * 10 + digit;
+                } else if digit != 0 {
+                    return Err(fail(
+                        "durations are exact to the millisecond; this one has a sub-millisecond remainder",
+                    ));
+                }
+            }
+            for _ in f.len()..3 {
+                ms *= 10;
+            }
+            value += ms;
+        }
+        total = total
+            .checked_add(value)
+            .filter(|t| *t <= u128::from(MAX_MS))
+            .ok_or_else(|| {
+                fail(&format!(
+                    "the duration exceeds the largest accepted ({MAX_MS} ms)"
+                ))
+            })?;
+        if total > u128::from(MAX_MS) {
+            return Err(fail("the duration is too large"));
+        }
+        components += 1;
+        if in_time {
+            time_components += 1;
+        }
+        next_unit = pos + 1;
+        rest = tail;
+    }
+    if components == 0 || (in_time && time_components == 0) {
+        return Err(fail("expected at least one component"));
+    }
+    u64::try_from(total).map_err(|_| fail("the duration is too large"))
+}
+
+/// The value of a run of ASCII digits, `None` past `MAX_MS` (any larger
+/// number makes the duration too large anyway, whatever its unit).
+fn digits_value(digits: &[u8]) -> Option<u128> {
+    let mut v: u128 = 0;
+    for d in digits {
+        v = v * 10 + u128::from(d - b'0');
+        if v > u128::from(MAX_MS) {
+            return None;
+        }
+    }
+    Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_the_spec_table() {
+        // §4.1 table.
+        for (s, ms) in [
+            ("PT0.5S", 500),
+            ("PT1S", 1_000),
+            ("PT5S", 5_000),
+            ("PT30S", 30_000),
+            ("PT1M", 60_000),
+            ("PT5M", 300_000),
+            ("PT15M", 900_000),
+            ("PT1H", 3_600_000),
+            ("PT24H", 86_400_000),
+        ] {
+            assert_eq!(parse_duration(s).unwrap(), ms, "{s}");
+            assert_eq!(format_duration(ms).unwrap(), s);
+        }
+    }
+
+    #[test]
+    fn rejects_malformed() {
+        for s in [
+            "", "P", "PT", "P1", "PT1.S", "PT.5S", "-PT1S", "pt1s", "PT1s", " PT1S", "PT1S ",
+            "PT0,5S", "P1W", "PT1H1H", "PT1M1H", "P1DT", "P1H", "PT1D", "PT1.5M", "P1.5D", "T1S",
+            "P1S", "PT1", "PTS", "P1Y1Y", "PT1S1", "PT١S",
+        ] {
+            assert!(parse_duration(s).is_err(), "{s:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn overflow_is_an_error() {
+        assert!(parse_duration("PT99999999999999999999S").is_err());
+        assert!(parse_duration("P9999999Y").is_err());
+        assert_eq!(parse_duration("P9999Y").unwrap(), 9999 * 365 * 86_400_000);
+        assert_eq!(parse_duration("PT9007199254740.991S").unwrap(), MAX_MS);
+        assert!(parse_duration("PT9007199254740.992S").is_err());
+    }
+
+    #[test]
+    fn sub_millisecond() {
+        assert_eq!(parse_duration("PT0.5000000S").unwrap(), 500);
+        assert!(parse_duration("PT0.0005S").is_err());
+        assert_eq!(parse_duration("PT0.001S").unwrap(), 1);
+    }
+}

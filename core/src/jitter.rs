@@ -1,0 +1,273 @@
+//! Where the jitter sample `u ∈ [0, 1)` comes from.
+//!
+//! The delay function is pure: it takes a [`Sample`], a 53-bit fraction
+//! `k / 2^53` with `0 ≤ k < 2^53`. A [`JitterSource`] turns the caller's
+//! choice into the sample for retry number `n`:
+//!
+//! | source | sample for retry `n` |
+//! |---|---|
+//! | [`JitterSource::Uniform`]`(u)` | `k = floor(u · 2^53)`; `u` must be finite and in `[0, 1)` |
+//! | [`JitterSource::Seed`]`(s)` | `k = splitmix64(s, n) >> 11` |
+//! | [`JitterSource::Key`]`(key)` | `k = splitmix64(fnv1a64(utf8(key)), n) >> 11` |
+//! | [`JitterSource::Entropy`] (feature `std`) | 53 bits from the OS (getrandom) |
+//!
+//! # The algorithms, precisely
+//!
+//! All arithmetic is on unsigned 64-bit integers, wrapping modulo 2^64.
+//!
+//! `splitmix64(s, n)` is the `n`-th output (1-based) of Steele, Lea and
+//! Flood's SplitMix64 seeded with `s`, which is random-access:
+//!
+//! ```text
+//! z = s + n * 0x9E3779B97F4A7C15
+//! z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+//! z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+//! return z ^ (z >> 31)
+//! ```
+//!
+//! So `delay(n, Seed(s))` is the `n`-th row of `schedule(_, Seed(s))`, and a
+//! worker can compute any retry's sample without the ones before it.
+//!
+//! `fnv1a64(bytes)` is 64-bit FNV-1a: start from `0xCBF29CE484222325`; for
+//! each byte, `h = (h ^ byte) * 0x100000001B3`.
+//!
+//! Keyed jitter is what makes a redelivered failure land on the same
+//! `next_retry_at` in every worker and every language: use the job id as the
+//! key. Keyed and seeded jitter are deterministic, not secret: anyone who
+//! knows the key can predict the delay.
+//!
+//! ```
+//! use ojs_retry::{JitterSource, Sample};
+//! let a = JitterSource::Key("job-42").sample(3).unwrap();
+//! let b = JitterSource::Key("job-42").sample(3).unwrap();
+//! assert_eq!(a, b);
+//! assert_eq!(JitterSource::Uniform(0.5).sample(1).unwrap(), Sample::from_bits(1 << 52).unwrap());
+//! ```
+
+use alloc::format;
+
+use crate::error::Error;
+
+/// `2^53`: the number of distinct samples.
+const SCALE: u64 = 1 << 53;
+
+/// A jitter sample: the fraction `k / 2^53` with `0 ≤ k < 2^53`.
+///
+/// Working on the integer `k` keeps the jitter arithmetic exact and the same
+/// on every platform (see [`crate::backoff`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Sample(u64);
+
+impl Sample {
+    /// The smallest sample (`u = 0`).
+    pub const MIN: Self = Self(0);
+    /// The largest sample (`u = 1 − 2^-53`).
+    pub const MAX: Self = Self(SCALE - 1);
+
+    /// A sample from its 53-bit integer `k`.
+    ///
+    /// # Errors
+    ///
+    /// `validation.invalid_argument` (field `"u"`) when `k ≥ 2^53`.
+    ///
+    /// ```
+    /// assert!(ojs_retry::Sample::from_bits(1 << 53).is_err());
+    /// ```
+    pub fn from_bits(k: u64) -> Result<Self, Error> {
+        if k < SCALE {
+            Ok(Self(k))
+        } else {
+            Err(Error::arg(
+                "u",
+                format!("expected a 53-bit sample below 2^53, found {k}"),
+            ))
+        }
+    }
+
+    /// A sample from a uniform `u ∈ [0, 1)`: `k = floor(u · 2^53)` (exact:
+    /// scaling by a power of two loses nothing).
+    ///
+    /// # Errors
+    ///
+    /// `validation.invalid_argument` (field `"u"`) for NaN, infinities, and
+    /// values outside `[0, 1)`. `-0.0` is accepted as `0`.
+    ///
+    /// ```
+    /// use ojs_retry::Sample;
+    /// assert_eq!(Sample::from_unit(0.25).unwrap().bits(), 1 << 51);
+    /// assert!(Sample::from_unit(1.0).is_err());
+    /// assert!(Sample::from_unit(f64::NAN).is_err());
+    /// ```
+    pub fn from_unit(u: f64) -> Result<Self, Error> {
+        // `!(..)` so that NaN fails too.
+        if !(0.0..1.0).contains(&u) {
+            return Err(Error::arg(
+                "u",
+                format!("expected a finite number in [0, 1), found {u}"),
+            ));
+        }
+        // u < 1 so the product is < 2^53 and the cast cannot saturate.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let k = (u * SCALE as f64) as u64;
+        Ok(Self(k.min(SCALE - 1)))
+    }
+
+    /// The sample from the high 53 bits of a 64-bit random word.
+    #[must_use]
+    pub const fn from_u64(word: u64) -> Self {
+        Self(word >> 11)
+    }
+
+    /// The 53-bit integer `k`.
+    #[must_use]
+    pub const fn bits(self) -> u64 {
+        self.0
+    }
+
+    /// The fraction `k / 2^53` as `f64` (exact).
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)] // k < 2^53: exact
+    pub fn as_unit(self) -> f64 {
+        self.0 as f64 / SCALE as f64
+    }
+}
+
+/// Where the jitter sample for each retry comes from (see the
+/// [module docs](self) for the exact algorithms).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum JitterSource<'a> {
+    /// An explicit uniform sample in `[0, 1)`, used for every retry.
+    Uniform(f64),
+    /// A reproducible stream from a 64-bit seed (SplitMix64).
+    Seed(u64),
+    /// Stateless deterministic jitter from a key such as the job id.
+    Key(&'a str),
+    /// Fresh OS entropy on every call (getrandom).
+    #[cfg(feature = "std")]
+    Entropy,
+}
+
+impl JitterSource<'_> {
+    /// The sample for retry number `n` (1-based).
+    ///
+    /// # Errors
+    ///
+    /// `validation.invalid_argument` for a bad explicit `u`, or when the OS
+    /// has no entropy to give.
+    ///
+    /// ```
+    /// use ojs_retry::JitterSource;
+    /// // The seeded source is the documented SplitMix64 stream.
+    /// let s = JitterSource::Seed(1234567).sample(1).unwrap();
+    /// assert_eq!(s.bits(), 6457827717110365317 >> 11);
+    /// ```
+    pub fn sample(&self, retry_number: u64) -> Result<Sample, Error> {
+        match *self {
+            Self::Uniform(u) => Sample::from_unit(u),
+            Self::Seed(seed) => Ok(Sample::from_u64(splitmix64(seed, retry_number))),
+            Self::Key(key) => Ok(Sample::from_u64(splitmix64(
+                fnv1a64(key.as_bytes()),
+                retry_number,
+            ))),
+            #[cfg(feature = "std")]
+            Self::Entropy => getrandom::u64()
+                .map(Sample::from_u64)
+                .map_err(|e| Error::arg("jitter", format!("the OS entropy source failed: {e}"))),
+        }
+    }
+
+    /// Checks the source without drawing from it (an explicit `u` must be in
+    /// `[0, 1)` even when the policy has no jitter).
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        match *self {
+            Self::Uniform(u) => Sample::from_unit(u).map(|_| ()),
+            _ => Ok(()),
+        }
+    }
+}
+
+const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// The `n`-th output (1-based) of SplitMix64 seeded with `seed`.
+///
+/// Hand-written rather than taken from a PRNG crate because the exact
+/// stream is part of the cross-language contract (it is reimplemented in
+/// the vectors' reference script) and it is five lines.
+///
+/// ```
+/// // Reference outputs of SplitMix64 for seed 1234567.
+/// assert_eq!(ojs_retry::jitter::splitmix64(1234567, 1), 6457827717110365317);
+/// assert_eq!(ojs_retry::jitter::splitmix64(1234567, 2), 3203168211198807973);
+/// ```
+#[must_use]
+pub const fn splitmix64(seed: u64, n: u64) -> u64 {
+    let mut z = seed.wrapping_add(n.wrapping_mul(GAMMA));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// 64-bit FNV-1a of `bytes`.
+///
+/// ```
+/// // Reference values from the FNV test suite.
+/// assert_eq!(ojs_retry::jitter::fnv1a64(b""), 0xcbf29ce484222325);
+/// assert_eq!(ojs_retry::jitter::fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
+/// assert_eq!(ojs_retry::jitter::fnv1a64(b"foobar"), 0x85944171f73967e8);
+/// ```
+#[must_use]
+pub const fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+    let mut i = 0;
+    while i < bytes.len() {
+        // `i < len` just above: in bounds (a const fn cannot use iterators).
+        #[allow(clippy::indexing_slicing)]
+        let b = bytes[i];
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01B3);
+        i += 1;
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splitmix_reference_stream() {
+        // SplitMix64 reference outputs for seed 1234567 (the values used by
+        // the reference C implementation's test and Java's SplittableRandom).
+        let expected = [
+            6_457_827_717_110_365_317_u64,
+            3_203_168_211_198_807_973,
+            9_817_491_932_198_370_423,
+            4_593_380_528_125_082_431,
+            16_408_922_859_458_223_821,
+        ];
+        for (i, e) in expected.iter().enumerate() {
+            assert_eq!(splitmix64(1_234_567, i as u64 + 1), *e);
+        }
+    }
+
+    #[test]
+    fn unit_edges() {
+        assert_eq!(Sample::from_unit(0.0).unwrap().bits(), 0);
+        assert_eq!(Sample::from_unit(-0.0).unwrap().bits(), 0);
+        let below_one = f64::from_bits(1.0f64.to_bits() - 1);
+        assert_eq!(Sample::from_unit(below_one).unwrap(), Sample::MAX);
+        for bad in [
+            1.0,
+            -1e-300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            1e308,
+        ] {
+            assert!(Sample::from_unit(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            Sample::from_unit(f64::MIN_POSITIVE / 2.0).unwrap().bits(),
+            0
+        );
+    }
+}

@@ -1,0 +1,67 @@
+//! Non-retryable error matching (spec §6.2, RET-07, RET-18).
+//!
+//! An error type matches an entry when it is identical to it, or when the
+//! entry ends in `.*` and the error type starts with the entry minus its
+//! `*` (so `auth.*` matches `auth.token_expired` but neither `auth` nor
+//! `external.auth.failure`). Comparison is byte-exact: case-sensitive, no
+//! Unicode normalisation. Any other `*` is an ordinary character.
+
+/// The first pattern in `patterns` that `error_type` matches, if any.
+///
+/// ```
+/// use ojs_retry::first_match;
+/// let patterns = ["validation.payload_invalid", "auth.*"];
+/// assert_eq!(first_match("auth.forbidden", &patterns), Some("auth.*"));
+/// assert_eq!(first_match("auth", &patterns), None);
+/// ```
+#[must_use]
+pub fn first_match<'p, S: AsRef<str>>(error_type: &str, patterns: &'p [S]) -> Option<&'p str> {
+    patterns
+        .iter()
+        .map(AsRef::as_ref)
+        .find(|p| pattern_matches(error_type, p))
+}
+
+/// Whether `error_type` matches any of `patterns`.
+///
+/// ```
+/// assert!(ojs_retry::matches("resource.not_found", &["resource.not_found"]));
+/// assert!(!ojs_retry::matches("external.auth.failure", &["auth.*"]));
+/// ```
+#[must_use]
+pub fn matches<S: AsRef<str>>(error_type: &str, patterns: &[S]) -> bool {
+    first_match(error_type, patterns).is_some()
+}
+
+fn pattern_matches(error_type: &str, pattern: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        // "auth.*" -> prefix "auth."
+        Some(prefix) if prefix.ends_with('.') => error_type.starts_with(prefix),
+        _ => error_type == pattern,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_table() {
+        // §6.2 table.
+        let p = ["validation.payload_invalid", "auth.*"];
+        assert!(matches("validation.payload_invalid", &p));
+        assert!(!matches("validation.schema_error", &p));
+        assert!(matches("auth.token_expired", &p));
+        assert!(matches("auth.forbidden", &p));
+        assert!(!matches("auth", &p));
+        assert!(!matches("external.auth.failure", &p));
+    }
+
+    #[test]
+    fn star_elsewhere_is_literal() {
+        assert!(matches("a*", &["a*"]));
+        assert!(!matches("ab", &["a*"]));
+        assert!(matches("*", &["*"]));
+        assert!(!matches("x", &["*"]));
+    }
+}

@@ -1,0 +1,849 @@
+//! Retry policies: documents, defaults, merging and validation (spec §2, §8,
+//! §8.1, §11, §14; RET-03, RET-09, RET-10, RET-16, RET-20).
+//!
+//! A policy is built from one or more *partial* layers merged in order over
+//! the §8 defaults (defaults ← queue ← job), then validated as a whole: a
+//! layer may set `initial_interval` alone only if it stays within the
+//! effective `max_interval`.
+//!
+//! ```
+//! use ojs_retry::RetryPolicy;
+//! // §8.1: a partial document merges with the defaults.
+//! let p = RetryPolicy::from_json(r#"{"max_attempts": 10, "on_exhaustion": "dead_letter"}"#).unwrap();
+//! assert_eq!(
+//!     p.to_json(),
+//!     r#"{"max_attempts":10,"initial_interval":"PT1S","backoff_coefficient":2.0,"max_interval":"PT5M","jitter":true,"non_retryable_errors":[],"on_exhaustion":"dead_letter"}"#
+//! );
+//! ```
+
+use alloc::borrow::ToOwned;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+use serde_json::{Map, Value};
+
+use crate::backoff::{Backoff, Curve, Rounding, ScheduleRow, Spread, Strategy};
+use crate::duration::{self, MAX_MS};
+use crate::error::{Error, ErrorCode, Faults, quote};
+use crate::jitter::{JitterSource, Sample};
+
+/// The largest number of rows [`RetryPolicy::schedule`] builds in one call.
+pub const MAX_SCHEDULE_ROWS: u64 = 100_000;
+
+/// What happens to a job whose attempts are exhausted or whose error is
+/// non-retryable (§2.2 `on_exhaustion`, RET-17).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum OnExhaustion {
+    /// The job is discarded (the default).
+    #[default]
+    Discard,
+    /// The job moves to the dead letter queue.
+    DeadLetter,
+}
+
+impl OnExhaustion {
+    /// The document name: `"discard"` or `"dead_letter"`.
+    ///
+    /// ```
+    /// assert_eq!(ojs_retry::OnExhaustion::DeadLetter.as_str(), "dead_letter");
+    /// ```
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Discard => "discard",
+            Self::DeadLetter => "dead_letter",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "discard" => Some(Self::Discard),
+            "dead_letter" => Some(Self::DeadLetter),
+            _ => None,
+        }
+    }
+}
+
+/// The document field names, in the spec's order.
+const FIELDS: [&str; 8] = [
+    "max_attempts",
+    "initial_interval",
+    "backoff_coefficient",
+    "max_interval",
+    "jitter",
+    "non_retryable_errors",
+    "on_exhaustion",
+    "backoff_strategy",
+];
+
+/// One layer of a policy: every field optional. Build it from a document
+/// ([`PartialPolicy::from_json`], [`PartialPolicy::from_value`]) or with the
+/// setters, then resolve it with [`RetryPolicy::from_partials`] or
+/// [`PartialPolicy::build`].
+///
+/// ```
+/// use ojs_retry::{PartialPolicy, Strategy};
+/// let p = PartialPolicy::new()
+///     .max_attempts(25)
+///     .initial_interval_ms(15_000)
+///     .backoff_coefficient(4.0)
+///     .backoff_strategy(Strategy::Polynomial)
+///     .max_interval_ms(3_600_000)
+///     .build()
+///     .unwrap();
+/// assert_eq!(p.delay(3, ojs_retry::JitterSource::Uniform(0.5)).unwrap(), 1_215_000);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PartialPolicy {
+    /// `max_attempts`.
+    pub max_attempts: Option<u64>,
+    /// `initial_interval` in ms.
+    pub initial_interval_ms: Option<u64>,
+    /// `backoff_coefficient`.
+    pub backoff_coefficient: Option<f64>,
+    /// `max_interval` in ms.
+    pub max_interval_ms: Option<u64>,
+    /// `jitter`.
+    pub jitter: Option<bool>,
+    /// `non_retryable_errors`.
+    pub non_retryable_errors: Option<Vec<String>>,
+    /// `on_exhaustion`.
+    pub on_exhaustion: Option<OnExhaustion>,
+    /// `backoff_strategy` (extension; absent means exponential).
+    pub backoff_strategy: Option<Strategy>,
+}
+
+macro_rules! setter {
+    ($(#[$doc:meta] $name:ident: $ty:ty),* $(,)?) => {
+        $(#[$doc] #[must_use] pub fn $name(mut self, value: $ty) -> Self {
+            self.$name = Some(value.into());
+            self
+        })*
+    };
+}
+
+impl PartialPolicy {
+    /// An empty layer (every field inherited).
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    setter! {
+        /// Sets `max_attempts`.
+        max_attempts: u64,
+        /// Sets `initial_interval` in ms.
+        initial_interval_ms: u64,
+        /// Sets `backoff_coefficient`.
+        backoff_coefficient: f64,
+        /// Sets `max_interval` in ms.
+        max_interval_ms: u64,
+        /// Sets `jitter`.
+        jitter: bool,
+        /// Sets `non_retryable_errors`.
+        non_retryable_errors: Vec<String>,
+        /// Sets `on_exhaustion`.
+        on_exhaustion: OnExhaustion,
+        /// Sets `backoff_strategy`.
+        backoff_strategy: Strategy,
+    }
+
+    /// Parses a partial policy document from JSON text.
+    ///
+    /// # Errors
+    ///
+    /// `validation.retry_policy_invalid` listing every fault.
+    ///
+    /// ```
+    /// let layer = ojs_retry::PartialPolicy::from_json(r#"{"jitter": false}"#).unwrap();
+    /// assert_eq!(layer.jitter, Some(false));
+    /// ```
+    pub fn from_json(text: &str) -> Result<Self, Error> {
+        let value = crate::json::parse(text)
+            .map_err(|m| Error::new(ErrorCode::RetryPolicyInvalid, "", m))?;
+        Self::from_value(&value)
+    }
+
+    /// Reads a partial policy document from a JSON value.
+    ///
+    /// # Errors
+    ///
+    /// `validation.retry_policy_invalid` listing every fault.
+    pub fn from_value(value: &Value) -> Result<Self, Error> {
+        let mut found = Faults::default();
+        let partial = read_layer(value, &mut found, "");
+        let mut faults = Faults::default();
+        partial.check_into(found, "", &mut faults);
+        faults.into_error(ErrorCode::RetryPolicyInvalid)?;
+        Ok(partial)
+    }
+
+    /// Merges `other` over `self`: fields `other` sets win.
+    #[must_use]
+    pub fn merge(mut self, other: &Self) -> Self {
+        macro_rules! over {
+            ($($f:ident),*) => { $(if other.$f.is_some() { self.$f = other.$f.clone(); })* };
+        }
+        over!(
+            max_attempts,
+            initial_interval_ms,
+            backoff_coefficient,
+            max_interval_ms,
+            jitter,
+            non_retryable_errors,
+            on_exhaustion,
+            backoff_strategy
+        );
+        self
+    }
+
+    /// Resolves this layer over the defaults and validates the result.
+    ///
+    /// # Errors
+    ///
+    /// `validation.retry_policy_invalid` listing every fault.
+    pub fn build(&self) -> Result<RetryPolicy, Error> {
+        RetryPolicy::from_partials(core::slice::from_ref(self))
+    }
+
+    /// Adds this layer's range faults to `found` (its type faults), sorts
+    /// them into the spec's field order and appends them to `out`.
+    fn check_into(&self, mut found: Faults, ctx: &str, out: &mut Faults) {
+        self.check(&mut found, ctx);
+        found.0.sort_by_key(|f| field_rank(&f.field));
+        out.0.extend(found.0);
+    }
+
+    /// Range checks shared by documents and the setters.
+    fn check(&self, faults: &mut Faults, ctx: &str) {
+        if let Some(n) = self.max_attempts
+            && n > MAX_MS
+        {
+            faults.push(
+                "max_attempts",
+                format!("{ctx}expected a non-negative integer at most {MAX_MS}, found {n}"),
+            );
+        }
+        for (field, v) in [
+            ("initial_interval", self.initial_interval_ms),
+            ("max_interval", self.max_interval_ms),
+        ] {
+            if let Some(ms) = v
+                && ms > MAX_MS
+            {
+                faults.push(
+                    field,
+                    format!("{ctx}expected at most {MAX_MS} ms, found {ms} ms"),
+                );
+            }
+        }
+        if self.initial_interval_ms == Some(0) {
+            faults.push(
+                "initial_interval",
+                format!("{ctx}expected a duration greater than zero, found PT0S"),
+            );
+        }
+        if let Some(c) = self.backoff_coefficient
+            && !(c.is_finite() && c >= 1.0)
+        {
+            faults.push(
+                "backoff_coefficient",
+                format!("{ctx}expected a finite number >= 1.0, found {c}"),
+            );
+        }
+        if let Some(list) = &self.non_retryable_errors {
+            for (i, s) in list.iter().enumerate() {
+                if s.is_empty() {
+                    faults.push(
+                        format!("non_retryable_errors[{i}]"),
+                        format!("{ctx}expected a non-empty error type, found an empty string"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// An immutable, validated, effective retry policy (spec §2).
+///
+/// ```
+/// use ojs_retry::{RetryPolicy, JitterSource};
+/// let p = RetryPolicy::default(); // §8
+/// assert_eq!(p.max_attempts(), 3);
+/// assert_eq!(p.delay(2, JitterSource::Uniform(0.5)).unwrap(), 2_000);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    max_attempts: u64,
+    initial_interval_ms: u64,
+    backoff_coefficient: f64,
+    max_interval_ms: u64,
+    jitter: bool,
+    non_retryable_errors: Vec<String>,
+    on_exhaustion: OnExhaustion,
+    strategy: Strategy,
+    backoff: Backoff,
+}
+
+impl Default for RetryPolicy {
+    /// The §8 default policy (RET-09).
+    fn default() -> Self {
+        Self::assemble(
+            3,
+            1_000,
+            2.0,
+            300_000,
+            true,
+            Vec::new(),
+            OnExhaustion::Discard,
+            Strategy::Exponential,
+        )
+    }
+}
+
+impl RetryPolicy {
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        max_attempts: u64,
+        initial_interval_ms: u64,
+        backoff_coefficient: f64,
+        max_interval_ms: u64,
+        jitter: bool,
+        non_retryable_errors: Vec<String>,
+        on_exhaustion: OnExhaustion,
+        strategy: Strategy,
+    ) -> Self {
+        let curve = match strategy {
+            Strategy::None => Curve::Constant,
+            Strategy::Linear => Curve::Linear,
+            Strategy::Exponential => Curve::Exponential(backoff_coefficient),
+            Strategy::Polynomial => Curve::Polynomial(backoff_coefficient),
+        };
+        let backoff = Backoff {
+            initial_ms: initial_interval_ms,
+            curve,
+            offset_ms: 0,
+            cap_ms: max_interval_ms,
+            spread: if jitter {
+                Spread::Proportional
+            } else {
+                Spread::None
+            },
+            rounding: Rounding::Nearest,
+        };
+        Self {
+            max_attempts,
+            initial_interval_ms,
+            backoff_coefficient,
+            max_interval_ms,
+            jitter,
+            non_retryable_errors,
+            on_exhaustion,
+            strategy,
+            backoff,
+        }
+    }
+
+    /// Parses, merges over the defaults and validates a policy document.
+    ///
+    /// # Errors
+    ///
+    /// `validation.retry_policy_invalid` listing every fault: invalid JSON,
+    /// duplicate keys, unknown fields, wrong types, out-of-range values and
+    /// the rules across fields (`max_interval ≥ initial_interval`).
+    ///
+    /// ```
+    /// let err = ojs_retry::RetryPolicy::from_json(r#"{"initial_interval": "PT10M"}"#).unwrap_err();
+    /// assert_eq!(err.field(), "max_interval"); // the default PT5M is shorter
+    /// ```
+    pub fn from_json(text: &str) -> Result<Self, Error> {
+        Self::from_json_layers(&[text])
+    }
+
+    /// Like [`RetryPolicy::from_json`] for several layers, merged in order
+    /// (defaults ← first ← … ← last). Faults in a layer other than the only
+    /// one name the layer (1-based) in the message.
+    ///
+    /// # Errors
+    ///
+    /// `validation.retry_policy_invalid` listing every fault of every layer.
+    ///
+    /// ```
+    /// let queue = r#"{"max_attempts": 10, "initial_interval": "PT5S"}"#;
+    /// let job = r#"{"max_attempts": 2}"#;
+    /// let p = ojs_retry::RetryPolicy::from_json_layers(&[queue, job]).unwrap();
+    /// assert_eq!((p.max_attempts(), p.initial_interval_ms()), (2, 5_000));
+    /// ```
+    pub fn from_json_layers(texts: &[&str]) -> Result<Self, Error> {
+        let mut values = Vec::with_capacity(texts.len());
+        let mut faults = Faults::default();
+        for (i, t) in texts.iter().enumerate() {
+            match crate::json::parse(t) {
+                Ok(v) => values.push(v),
+                Err(m) => {
+                    faults.push("", format!("{}{m}", layer_ctx(i, texts.len())));
+                    values.push(Value::Object(Map::new()));
+                }
+            }
+        }
+        Self::resolve(&values, faults)
+    }
+
+    /// Reads, merges over the defaults and validates a policy document
+    /// given as a JSON value (what the bindings pass for a JS object or a
+    /// Python dict).
+    ///
+    /// # Errors
+    ///
+    /// As [`RetryPolicy::from_json`].
+    pub fn from_value(value: &Value) -> Result<Self, Error> {
+        Self::from_values(core::slice::from_ref(value))
+    }
+
+    /// Like [`RetryPolicy::from_value`] for several layers merged in order.
+    ///
+    /// # Errors
+    ///
+    /// As [`RetryPolicy::from_json_layers`].
+    pub fn from_values(values: &[Value]) -> Result<Self, Error> {
+        Self::resolve(values, Faults::default())
+    }
+
+    fn resolve(values: &[Value], mut faults: Faults) -> Result<Self, Error> {
+        let mut layers = Vec::with_capacity(values.len());
+        for (i, v) in values.iter().enumerate() {
+            let ctx = layer_ctx(i, values.len());
+            let mut found = Faults::default();
+            let layer = read_layer(v, &mut found, &ctx);
+            layer.check_into(found, &ctx, &mut faults);
+            layers.push(layer);
+        }
+        Self::merge_checked(&layers, faults)
+    }
+
+    /// Merges typed layers over the defaults and validates the result.
+    ///
+    /// # Errors
+    ///
+    /// `validation.retry_policy_invalid` listing every fault.
+    pub fn from_partials(layers: &[PartialPolicy]) -> Result<Self, Error> {
+        let mut faults = Faults::default();
+        for (i, layer) in layers.iter().enumerate() {
+            layer.check_into(Faults::default(), &layer_ctx(i, layers.len()), &mut faults);
+        }
+        Self::merge_checked(layers, faults)
+    }
+
+    /// Merges checked layers and applies the rule across fields.
+    fn merge_checked(layers: &[PartialPolicy], mut faults: Faults) -> Result<Self, Error> {
+        let merged = layers
+            .iter()
+            .fold(PartialPolicy::default(), |acc, layer| acc.merge(layer));
+        let d = Self::default();
+        let initial = merged.initial_interval_ms.unwrap_or(d.initial_interval_ms);
+        let max = merged.max_interval_ms.unwrap_or(d.max_interval_ms);
+        // The rule across fields only makes sense when both are valid.
+        let interval_faults = faults
+            .0
+            .iter()
+            .any(|f| f.field == "initial_interval" || f.field == "max_interval");
+        if !interval_faults && max < initial {
+            let whose = |set: bool| {
+                if set {
+                    ""
+                } else {
+                    " (the default, since no layer sets it)"
+                }
+            };
+            faults.push(
+                "max_interval",
+                format!(
+                    "expected max_interval >= initial_interval, found max_interval {}{} < initial_interval {}{}",
+                    duration::format_ms(max),
+                    whose(merged.max_interval_ms.is_some()),
+                    duration::format_ms(initial),
+                    whose(merged.initial_interval_ms.is_some()),
+                ),
+            );
+        }
+        faults.into_error(ErrorCode::RetryPolicyInvalid)?;
+        Ok(Self::assemble(
+            merged.max_attempts.unwrap_or(d.max_attempts),
+            initial,
+            merged.backoff_coefficient.unwrap_or(d.backoff_coefficient),
+            max,
+            merged.jitter.unwrap_or(d.jitter),
+            merged.non_retryable_errors.unwrap_or_default(),
+            merged.on_exhaustion.unwrap_or(d.on_exhaustion),
+            merged.backoff_strategy.unwrap_or(d.strategy),
+        ))
+    }
+
+    /// `max_attempts`: total attempts including the first (0 behaves as 1).
+    #[must_use]
+    pub fn max_attempts(&self) -> u64 {
+        self.max_attempts
+    }
+    /// `initial_interval` in ms.
+    #[must_use]
+    pub fn initial_interval_ms(&self) -> u64 {
+        self.initial_interval_ms
+    }
+    /// `backoff_coefficient`.
+    #[must_use]
+    pub fn backoff_coefficient(&self) -> f64 {
+        self.backoff_coefficient
+    }
+    /// `max_interval` in ms.
+    #[must_use]
+    pub fn max_interval_ms(&self) -> u64 {
+        self.max_interval_ms
+    }
+    /// `jitter`.
+    #[must_use]
+    pub fn jitter(&self) -> bool {
+        self.jitter
+    }
+    /// `non_retryable_errors`.
+    #[must_use]
+    pub fn non_retryable_errors(&self) -> &[String] {
+        &self.non_retryable_errors
+    }
+    /// `on_exhaustion`.
+    #[must_use]
+    pub fn on_exhaustion(&self) -> OnExhaustion {
+        self.on_exhaustion
+    }
+    /// The backoff strategy (`backoff_strategy`, exponential when absent).
+    #[must_use]
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+    /// The number of retries the policy allows: `max(max_attempts, 1) − 1`.
+    ///
+    /// ```
+    /// assert_eq!(ojs_retry::RetryPolicy::default().max_retries(), 2);
+    /// ```
+    #[must_use]
+    pub fn max_retries(&self) -> u64 {
+        self.max_attempts.max(1) - 1
+    }
+
+    /// The canonical effective policy as compact JSON: the §2.1 field order,
+    /// canonical durations ([`crate::format_duration`]), and
+    /// `backoff_strategy` only when it is not the default exponential (so
+    /// that the output stays valid against the §14 schema whenever it can).
+    #[must_use]
+    pub fn to_json(&self) -> String {
+        // Serialising a struct of strings, integers, finite floats and bools
+        // into a String cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// [`RetryPolicy::to_json`], indented.
+    #[must_use]
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The delay in ms before retry `retry_number` (1-based; retry 1 follows
+    /// the failure of attempt 1). See [`crate::backoff`] for every step.
+    /// This is the backoff function alone: it does not look at
+    /// `max_attempts` (use [`RetryPolicy::decide`] for that).
+    ///
+    /// # Errors
+    ///
+    /// `validation.invalid_argument`: field `"retry_number"` outside
+    /// `1..=2^53−1`, or field `"u"` for an explicit sample outside `[0, 1)`.
+    ///
+    /// ```
+    /// use ojs_retry::{RetryPolicy, JitterSource};
+    /// let p = RetryPolicy::from_json(r#"{"jitter": false}"#).unwrap();
+    /// assert_eq!(p.delay(10, JitterSource::Seed(1)).unwrap(), 300_000); // 512 s capped at PT5M
+    /// ```
+    pub fn delay(&self, retry_number: u64, jitter: JitterSource<'_>) -> Result<u64, Error> {
+        check_retry_number(retry_number)?;
+        let sample = self.sample(retry_number, &jitter)?;
+        Ok(self.backoff.delay(retry_number, sample))
+    }
+
+    /// The schedule of retries `1..=count`: raw, capped, the jitter range
+    /// and, when a source is given, the drawn delay and the running total.
+    ///
+    /// # Errors
+    ///
+    /// `validation.invalid_argument`: field `"count"` above
+    /// [`MAX_SCHEDULE_ROWS`], or a bad explicit sample.
+    ///
+    /// ```
+    /// use ojs_retry::RetryPolicy;
+    /// let p = RetryPolicy::from_json(r#"{"initial_interval":"PT10S"}"#).unwrap();
+    /// let rows = p.schedule(6, None).unwrap();
+    /// // §5.3, retry 6: capped at 300 s, jitter range [150 s, 300 s].
+    /// assert_eq!((rows[5].raw_ms, rows[5].capped_ms, rows[5].min_ms, rows[5].max_ms), (320_000, 300_000, 150_000, 300_000));
+    /// ```
+    pub fn schedule(
+        &self,
+        count: u64,
+        jitter: Option<JitterSource<'_>>,
+    ) -> Result<Vec<ScheduleRow>, Error> {
+        if count > MAX_SCHEDULE_ROWS {
+            return Err(Error::arg(
+                "count",
+                format!("expected at most {MAX_SCHEDULE_ROWS} rows, found {count}"),
+            ));
+        }
+        if let Some(j) = &jitter {
+            j.check()?;
+        }
+        let mut rows = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
+        let mut total: u64 = 0;
+        for n in 1..=count {
+            let sample = match &jitter {
+                Some(j) => Some(self.sample(n, j)?),
+                None => None,
+            };
+            let mut row = self.backoff.row(n, sample);
+            total = total
+                .saturating_add(row.delay_ms.unwrap_or(row.capped_ms))
+                .min(MAX_MS);
+            row.cumulative_ms = total;
+            rows.push(row);
+        }
+        Ok(rows)
+    }
+
+    /// The sample for retry `n`, drawing only when jitter is on.
+    pub(crate) fn sample(&self, n: u64, jitter: &JitterSource<'_>) -> Result<Sample, Error> {
+        if self.backoff.uses_sample() {
+            jitter.sample(n)
+        } else {
+            jitter.check().map(|()| Sample::MIN)
+        }
+    }
+
+    pub(crate) fn backoff(&self) -> &Backoff {
+        &self.backoff
+    }
+}
+
+pub(crate) fn check_retry_number(n: u64) -> Result<(), Error> {
+    if n == 0 || n > MAX_MS {
+        return Err(Error::arg(
+            "retry_number",
+            format!("expected a retry number between 1 and {MAX_MS}, found {n}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Sort key of a fault: the document itself, then the spec's field order,
+/// then unknown fields (already in name order).
+fn field_rank(field: &str) -> usize {
+    if field.is_empty() {
+        return 0;
+    }
+    let name = field.split('[').next().unwrap_or(field);
+    FIELDS
+        .iter()
+        .position(|f| *f == name)
+        .map_or(FIELDS.len() + 1, |i| i + 1)
+}
+
+fn layer_ctx(i: usize, n: usize) -> String {
+    if n > 1 {
+        format!("layer {}: ", i + 1)
+    } else {
+        String::new()
+    }
+}
+
+impl Serialize for RetryPolicy {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let extra = usize::from(self.strategy != Strategy::Exponential);
+        let mut st = s.serialize_struct("RetryPolicy", 7 + extra)?;
+        st.serialize_field("max_attempts", &self.max_attempts)?;
+        st.serialize_field(
+            "initial_interval",
+            &duration::format_ms(self.initial_interval_ms),
+        )?;
+        st.serialize_field("backoff_coefficient", &self.backoff_coefficient)?;
+        st.serialize_field("max_interval", &duration::format_ms(self.max_interval_ms))?;
+        st.serialize_field("jitter", &self.jitter)?;
+        st.serialize_field("non_retryable_errors", &self.non_retryable_errors)?;
+        st.serialize_field("on_exhaustion", self.on_exhaustion.as_str())?;
+        if extra == 1 {
+            st.serialize_field("backoff_strategy", self.strategy.as_str())?;
+        }
+        st.end()
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for RetryPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        Self::from_value(&v).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The JSON type of a value, for messages.
+pub(crate) fn kind(v: &Value) -> String {
+    match v {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => format!("the string {}", quote(s)),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+    }
+}
+
+/// Reads an integer field: JSON Schema integers (`3`, `3.0`, `1e2`), at
+/// most 2^53 − 1.
+pub(crate) fn read_uint(v: &Value) -> Result<u64, String> {
+    let expected = format!("expected a non-negative integer at most {MAX_MS}");
+    let Value::Number(n) = v else {
+        return Err(format!("{expected}, found {}", kind(v)));
+    };
+    if let Some(u) = n.as_u64() {
+        return if u <= MAX_MS {
+            Ok(u)
+        } else {
+            Err(format!("{expected}, found {n}"))
+        };
+    }
+    if n.is_i64() {
+        return Err(format!("{expected}, found {n}"));
+    }
+    let f = n.as_f64().unwrap_or(f64::NAN);
+    if f.fract() != 0.0 || !f.is_finite() {
+        return Err(format!("{expected}, found {n} (not an integer)"));
+    }
+    #[allow(clippy::cast_precision_loss)]
+    if f < 0.0 || f > MAX_MS as f64 {
+        return Err(format!("{expected}, found {n}"));
+    }
+    // Integral and within [0, 2^53): exact.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Ok(f as u64)
+}
+
+fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
+    let mut p = PartialPolicy::default();
+    let Value::Object(map) = value else {
+        faults.push(
+            "",
+            format!("{ctx}expected a JSON object, found {}", kind(value)),
+        );
+        return p;
+    };
+    let get = |name: &str| map.get(name);
+
+    if let Some(v) = get("max_attempts") {
+        match read_uint(v) {
+            Ok(n) => p.max_attempts = Some(n),
+            Err(m) => faults.push("max_attempts", format!("{ctx}{m}")),
+        }
+    }
+    for (field, slot) in [
+        ("initial_interval", &mut p.initial_interval_ms),
+        ("max_interval", &mut p.max_interval_ms),
+    ] {
+        if let Some(v) = get(field) {
+            match v {
+                Value::String(s) => match duration::parse_ms(s) {
+                    Ok(ms) => *slot = Some(ms),
+                    Err(m) => faults.push(field, format!("{ctx}{m}")),
+                },
+                other => faults.push(
+                    field,
+                    format!(
+                        "{ctx}expected an ISO 8601 duration string such as \"PT1S\", found {}",
+                        kind(other)
+                    ),
+                ),
+            }
+        }
+    }
+    if let Some(v) = get("backoff_coefficient") {
+        match v.as_f64() {
+            Some(c) if v.is_number() => p.backoff_coefficient = Some(c),
+            _ => faults.push(
+                "backoff_coefficient",
+                format!("{ctx}expected a number >= 1.0, found {}", kind(v)),
+            ),
+        }
+    }
+    if let Some(v) = get("jitter") {
+        match v {
+            Value::Bool(b) => p.jitter = Some(*b),
+            other => faults.push(
+                "jitter",
+                format!("{ctx}expected true or false, found {}", kind(other)),
+            ),
+        }
+    }
+    if let Some(v) = get("non_retryable_errors") {
+        match v {
+            Value::Array(items) => {
+                let mut list = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    match item {
+                        Value::String(s) => list.push(s.clone()),
+                        other => faults.push(
+                            format!("non_retryable_errors[{i}]"),
+                            format!("{ctx}expected an error type string, found {}", kind(other)),
+                        ),
+                    }
+                }
+                p.non_retryable_errors = Some(list);
+            }
+            other => faults.push(
+                "non_retryable_errors",
+                format!(
+                    "{ctx}expected an array of error type strings, found {}",
+                    kind(other)
+                ),
+            ),
+        }
+    }
+    if let Some(v) = get("on_exhaustion") {
+        match v.as_str().and_then(OnExhaustion::parse) {
+            Some(o) => p.on_exhaustion = Some(o),
+            None => faults.push(
+                "on_exhaustion",
+                format!(
+                    "{ctx}expected \"discard\" or \"dead_letter\", found {}",
+                    kind(v)
+                ),
+            ),
+        }
+    }
+    if let Some(v) = get("backoff_strategy") {
+        match v.as_str().and_then(Strategy::parse) {
+            Some(s) => p.backoff_strategy = Some(s),
+            None => faults.push(
+                "backoff_strategy",
+                format!(
+                    "{ctx}expected \"exponential\", \"polynomial\", \"linear\" or \"none\" (alias \"constant\"), found {}",
+                    kind(v)
+                ),
+            ),
+        }
+    }
+    // serde_json's map is ordered by key, so unknown fields come out sorted.
+    for key in map.keys().filter(|k| !FIELDS.contains(&k.as_str())) {
+        faults.push(
+            key.clone(),
+            format!(
+                "{ctx}unknown field {}; expected one of {}",
+                quote(key),
+                FIELDS.join(", ")
+            ),
+        );
+    }
+    p
+}
