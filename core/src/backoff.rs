@@ -172,9 +172,9 @@ fn to_ms(raw: f64, rounding: Rounding) -> u64 {
         Rounding::Nearest => libm::round(raw),
         Rounding::Floor => libm::floor(raw),
     };
-    // `!(r < MAX)` also catches NaN (which validated inputs cannot produce).
+    // NaN (which validated inputs cannot produce) saturates too.
     #[allow(clippy::cast_precision_loss)]
-    if !(r < MAX_MS as f64) {
+    if r.is_nan() || r >= MAX_MS as f64 {
         return MAX_MS;
     }
     if r <= 0.0 {
