@@ -1,1 +1,315 @@
-fn main() {}
+//! `ojs-retry`: validate Open Job Spec retry policies, print their retry
+//! schedule, and explain the decision for a failure.
+
+use std::io::Read as _;
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use clap::{Args, Parser, Subcommand};
+use ojs_retry::{Error, Failure, HandlerCode, JitterSource, RetryPolicy, parse_timestamp};
+use serde_json::json;
+
+#[derive(Parser)]
+#[command(
+    name = "ojs-retry",
+    version,
+    about = "Open Job Spec retry policies: validate, schedule, explain"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the effective policy, or every fault (exit 1).
+    Validate {
+        /// Policy documents (JSON), merged in order over the defaults; `-` reads stdin.
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the retry schedule: raw, capped, jitter range, drawn delay, cumulative time.
+    Schedule {
+        /// Policy documents (JSON), merged in order over the defaults; `-` reads stdin.
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Number of retries to show (default: the policy's max_attempts − 1, at most 100).
+        #[arg(long)]
+        retries: Option<u64>,
+        #[command(flatten)]
+        jitter: JitterArgs,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Explain what happens when an attempt fails.
+    Explain {
+        /// Policy documents (JSON), merged in order over the defaults; `-` reads stdin.
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// The attempt that failed (1-based).
+        #[arg(long)]
+        attempt: u64,
+        /// The error type, e.g. `auth.token_expired`.
+        #[arg(long)]
+        error_type: Option<String>,
+        /// The handler's response code: RETRY, DISCARD, DEAD_LETTER or FAIL.
+        #[arg(long)]
+        code: Option<String>,
+        /// The reservation timed out instead of the handler failing.
+        #[arg(long)]
+        timeout: bool,
+        /// The failure instant: RFC 3339 or epoch milliseconds (default: now).
+        #[arg(long)]
+        now: Option<String>,
+        #[command(flatten)]
+        jitter: JitterArgs,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+#[group(multiple = false)]
+struct JitterArgs {
+    /// Reproducible jitter from a 64-bit seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Deterministic jitter from a key such as the job id.
+    #[arg(long)]
+    key: Option<String>,
+    /// An explicit jitter sample in [0, 1).
+    #[arg(long)]
+    u: Option<f64>,
+}
+
+impl JitterArgs {
+    fn source(&self) -> JitterSource<'_> {
+        match (self.seed, &self.key, self.u) {
+            (Some(s), ..) => JitterSource::Seed(s),
+            (_, Some(k), _) => JitterSource::Key(k),
+            (.., Some(u)) => JitterSource::Uniform(u),
+            _ => JitterSource::Entropy,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match (self.seed, &self.key, self.u) {
+            (Some(s), ..) => format!("seed {s}"),
+            (_, Some(k), _) => format!("key {k:?}"),
+            (.., Some(u)) => format!("u = {u}"),
+            _ => "OS entropy".to_owned(),
+        }
+    }
+}
+
+/// A failure of the command: a policy/argument error or an I/O problem.
+enum Failed {
+    Engine(Error),
+    Other(String),
+}
+
+impl From<Error> for Failed {
+    fn from(e: Error) -> Self {
+        Self::Engine(e)
+    }
+}
+
+fn read(path: &str) -> Result<String, Failed> {
+    if path == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| Failed::Other(format!("cannot read stdin: {e}")))?;
+        Ok(s)
+    } else {
+        std::fs::read_to_string(path).map_err(|e| Failed::Other(format!("cannot read {path}: {e}")))
+    }
+}
+
+fn load(files: &[String]) -> Result<RetryPolicy, Failed> {
+    let texts = files
+        .iter()
+        .map(|f| read(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    Ok(RetryPolicy::from_json_layers(&refs)?)
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `1500` → `1.5s`, `5_400_000` → `1h 30m`, `250` → `250ms`.
+fn human(ms: u64) -> String {
+    if ms < 1_000 {
+        return format!("{ms}ms");
+    }
+    let (d, h, m) = (ms / 86_400_000, (ms / 3_600_000) % 24, (ms / 60_000) % 60);
+    let s = (ms % 60_000) as f64 / 1_000.0;
+    let mut parts = Vec::new();
+    if d > 0 {
+        parts.push(format!("{d}d"));
+    }
+    if h > 0 {
+        parts.push(format!("{h}h"));
+    }
+    if m > 0 {
+        parts.push(format!("{m}m"));
+    }
+    if s > 0.0 {
+        parts.push(format!("{s}s"));
+    }
+    parts.join(" ")
+}
+
+fn run(cli: Cli) -> Result<(), (Failed, bool)> {
+    match cli.command {
+        Command::Validate { files, json } => {
+            let p = load(&files).map_err(|e| (e, json))?;
+            if json {
+                println!("{}", json!({"valid": true, "policy": p}));
+            } else {
+                println!("{}", p.to_json_pretty());
+            }
+        }
+        Command::Schedule {
+            files,
+            retries,
+            jitter,
+            json,
+        } => {
+            let p = load(&files).map_err(|e| (e, json))?;
+            let count = retries.unwrap_or_else(|| p.max_retries().min(100));
+            let rows = p
+                .schedule(count, Some(jitter.source()))
+                .map_err(|e| (e.into(), json))?;
+            if json {
+                let rows: Vec<_> = rows
+                    .iter()
+                    .map(|r| {
+                        json!({"retry_number": r.retry_number, "attempt": r.attempt, "raw_ms": r.raw_ms,
+                               "capped_ms": r.capped_ms, "min_ms": r.min_ms, "max_ms": r.max_ms,
+                               "delay_ms": r.delay_ms, "cumulative_ms": r.cumulative_ms})
+                    })
+                    .collect();
+                println!("{}", json!({"policy": p, "rows": rows}));
+            } else {
+                println!(
+                    "{} strategy, {} retries allowed (max_attempts {}), jitter {}, cap {}; delays drawn from {}",
+                    p.strategy().as_str(),
+                    p.max_retries(),
+                    p.max_attempts(),
+                    if p.jitter() { "[0.5, 1.5)" } else { "off" },
+                    human(p.max_interval_ms()),
+                    jitter.describe()
+                );
+                println!(
+                    "{:>7}  {:>5}  {:>12}  {:>12}  {:>25}  {:>12}  {:>14}",
+                    "attempt", "retry", "raw", "capped", "jitter range", "delay", "cumulative"
+                );
+                for r in &rows {
+                    let range = format!("{} .. {}", human(r.min_ms), human(r.max_ms));
+                    let capped = if r.capped_ms < r.raw_ms {
+                        format!("{} (cap)", human(r.capped_ms))
+                    } else {
+                        human(r.capped_ms)
+                    };
+                    println!(
+                        "{:>7}  {:>5}  {:>12}  {:>12}  {:>25}  {:>12}  {:>14}",
+                        r.attempt,
+                        r.retry_number,
+                        human(r.raw_ms),
+                        capped,
+                        range,
+                        human(r.delay_ms.unwrap_or(r.capped_ms)),
+                        human(r.cumulative_ms)
+                    );
+                }
+                if count < p.max_retries() {
+                    println!(
+                        "({} more retries not shown; use --retries)",
+                        p.max_retries() - count
+                    );
+                }
+            }
+        }
+        Command::Explain {
+            files,
+            attempt,
+            error_type,
+            code,
+            timeout,
+            now,
+            jitter,
+            json,
+        } => {
+            let p = load(&files).map_err(|e| (e, json))?;
+            let now = match now {
+                None => now_ms(),
+                Some(t) => match t.parse::<u64>() {
+                    Ok(ms) => ms,
+                    Err(_) => parse_timestamp(&t).map_err(|e| (e.into(), json))?,
+                },
+            };
+            let mut failure = if timeout {
+                Failure::timeout(attempt)
+            } else {
+                Failure::new(attempt)
+            };
+            failure.error_type = error_type;
+            failure.code = code
+                .as_deref()
+                .map(HandlerCode::parse)
+                .transpose()
+                .map_err(|e| (e.into(), json))?;
+            let d = p
+                .decide(&failure, now, jitter.source())
+                .map_err(|e| (e.into(), json))?;
+            if json {
+                println!("{}", json!({"decision": d, "explanation": d.explain()}));
+            } else {
+                println!("{}", d.explain());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((Failed::Engine(e), json)) => {
+            if json {
+                let faults: Vec<_> = e
+                    .iter_faults()
+                    .map(|f| json!({"field": f.field, "message": f.message}))
+                    .collect();
+                println!(
+                    "{}",
+                    json!({"valid": false, "code": e.code().as_str(), "field": e.field(), "faults": faults})
+                );
+            } else {
+                for f in e.iter_faults() {
+                    let field = if f.field.is_empty() {
+                        "(document)"
+                    } else {
+                        &f.field
+                    };
+                    eprintln!("error[{}] {field}: {}", e.code(), f.message);
+                }
+            }
+            ExitCode::from(1)
+        }
+        Err((Failed::Other(msg), _)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
