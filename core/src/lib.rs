@@ -74,6 +74,11 @@ pub mod reservation;
 pub mod state;
 pub mod time;
 
+/// The README's Rust example, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeExample;
+
 pub use backoff::{ScheduleRow, Strategy};
 pub use decision::{Action, Decision, Failure, HandlerCode, Reason};
 pub use duration::{MAX_MS, format_duration, parse_duration};

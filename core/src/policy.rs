@@ -719,7 +719,7 @@ pub(crate) fn read_uint(v: &Value) -> Result<u64, String> {
         return Err(format!("{expected}, found {n}"));
     }
     let f = n.as_f64().unwrap_or(f64::NAN);
-    if f.fract() != 0.0 || !f.is_finite() {
+    if !f.is_finite() || libm::trunc(f) != f {
         return Err(format!("{expected}, found {n} (not an integer)"));
     }
     #[allow(clippy::cast_precision_loss)]

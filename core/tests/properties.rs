@@ -1,0 +1,135 @@
+//! Property tests for the invariants the spec states: delays stay within
+//! [0, max_interval] (RET-04, RET-06), jitter stays within [0.5, 1.5) of the
+//! capped delay (RET-05), no retry is ever scheduled at or past max_attempts
+//! (RET-01), delays without jitter never decrease, and documents and
+//! durations round-trip through their canonical forms.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+use ojs_retry::{
+    Action, Failure, JitterSource, MAX_MS, PartialPolicy, RetryPolicy, Strategy as Curve, format_duration, parse_duration,
+};
+use proptest::prelude::{Just, ProptestConfig, any, prop_assert, prop_assert_eq, prop_assert_ne, prop_compose, prop_oneof, proptest};
+
+fn strategy() -> impl proptest::strategy::Strategy<Value = Curve> {
+    prop_oneof![
+        Just(Curve::None),
+        Just(Curve::Linear),
+        Just(Curve::Exponential),
+        Just(Curve::Polynomial)
+    ]
+}
+
+fn coefficient() -> impl proptest::strategy::Strategy<Value = f64> {
+    prop_oneof![1.0..10.0f64, Just(1.0), Just(2.0), 1.0..1e300f64, Just(f64::MAX)]
+}
+
+prop_compose! {
+    fn policy()(
+        strategy in strategy(),
+        initial in 1..=10_000_000u64,
+        extra in prop_oneof![0..=10_000_000u64, 0..=(MAX_MS / 2)],
+        coefficient in coefficient(),
+        jitter in any::<bool>(),
+        max_attempts in prop_oneof![0..=30u64, 0..=MAX_MS],
+    ) -> RetryPolicy {
+        PartialPolicy::new()
+            .backoff_strategy(strategy)
+            .initial_interval_ms(initial)
+            .max_interval_ms(initial + extra)
+            .backoff_coefficient(coefficient)
+            .jitter(jitter)
+            .max_attempts(max_attempts)
+            .build()
+            .expect("generated policies are valid")
+    }
+}
+
+fn retry_number() -> impl proptest::strategy::Strategy<Value = u64> {
+    prop_oneof![1..=64u64, 1..=u64::from(u32::MAX), 1..=MAX_MS]
+}
+
+fn unit() -> impl proptest::strategy::Strategy<Value = f64> {
+    prop_oneof![0.0..1.0f64, Just(0.0), Just(1.0 - f64::EPSILON / 2.0)]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+    #[test]
+    fn delay_within_zero_and_max_interval(p in policy(), n in retry_number(), u in unit()) {
+        let d = p.delay(n, JitterSource::Uniform(u)).unwrap();
+        prop_assert!(d <= p.max_interval_ms());
+    }
+
+    #[test]
+    fn jitter_bounds(p in policy(), n in 1..=60u64, u in unit()) {
+        let capped = p.schedule(n, None).unwrap()[usize::try_from(n - 1).unwrap()].capped_ms;
+        let d = p.delay(n, JitterSource::Uniform(u)).unwrap();
+        let (c, m) = (capped as f64, p.max_interval_ms() as f64);
+        if p.jitter() {
+            // floor(c·(0.5 + u)) with the cap after: within [0.5c − 1, min(1.5c, M)] and below 1.5c.
+            prop_assert!((d as f64) >= 0.5 * c - 1.0, "{d} < 0.5·{c}");
+            prop_assert!((d as f64) < 1.5 * c || capped == 0, "{d} ≥ 1.5·{c}");
+            prop_assert!((d as f64) <= m);
+        } else {
+            prop_assert_eq!(d, capped);
+        }
+    }
+
+    #[test]
+    fn jitter_range_contains_every_draw(p in policy(), n in 1..=40u64, u in unit()) {
+        let row = p.schedule(n, Some(JitterSource::Uniform(u))).unwrap().pop().unwrap();
+        let d = row.delay_ms.unwrap();
+        prop_assert!(row.min_ms <= d && d <= row.max_ms, "{} <= {} <= {}", row.min_ms, d, row.max_ms);
+        prop_assert!(row.capped_ms <= p.max_interval_ms() && row.capped_ms <= row.raw_ms);
+    }
+
+    #[test]
+    fn never_retries_past_max_attempts(p in policy(), attempt in 1..=MAX_MS, u in unit()) {
+        let d = p.decide(&Failure::new(attempt), 0, JitterSource::Uniform(u)).unwrap();
+        let limit = p.max_attempts().max(1);
+        if attempt >= limit {
+            prop_assert_ne!(d.action, Action::Retry);
+        } else {
+            prop_assert_eq!(d.action, Action::Retry);
+            // now = 0, so next_retry_at is the delay, saturating at the last instant.
+            prop_assert_eq!(d.next_retry_at, d.delay_ms.map(|ms| ms.min(ojs_retry::MAX_INSTANT_MS)));
+            prop_assert!(d.delay_ms.unwrap() <= p.max_interval_ms());
+        }
+    }
+
+    #[test]
+    fn delays_never_decrease_without_jitter(p in policy(), a in retry_number(), b in retry_number()) {
+        let p = PartialPolicy::from_json(&p.to_json()).unwrap().jitter(false).build().unwrap();
+        let (lo, hi) = (a.min(b), a.max(b));
+        let (dl, dh) = (p.delay(lo, JitterSource::Uniform(0.0)).unwrap(), p.delay(hi, JitterSource::Uniform(0.0)).unwrap());
+        prop_assert!(dl <= dh, "delay({lo}) = {dl} > delay({hi}) = {dh}");
+    }
+
+    #[test]
+    fn canonical_json_round_trips(p in policy()) {
+        let again = RetryPolicy::from_json(&p.to_json()).unwrap();
+        prop_assert_eq!(&again, &p);
+        prop_assert_eq!(again.to_json(), p.to_json());
+    }
+
+    #[test]
+    fn duration_round_trips(ms in prop_oneof![0..=100_000u64, 0..=MAX_MS]) {
+        let text = format_duration(ms).unwrap();
+        prop_assert_eq!(parse_duration(&text).unwrap(), ms);
+    }
+
+    #[test]
+    fn keyed_jitter_is_deterministic(p in policy(), key in ".{0,40}", n in retry_number()) {
+        let a = p.delay(n, JitterSource::Key(&key)).unwrap();
+        let b = p.delay(n, JitterSource::Key(&key)).unwrap();
+        prop_assert_eq!(a, b);
+    }
+
+    #[test]
+    fn arbitrary_documents_never_panic(doc in "\\PC{0,200}") {
+        let _ = RetryPolicy::from_json(&doc);
+        let _ = parse_duration(&doc);
+    }
+}
