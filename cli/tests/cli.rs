@@ -1,6 +1,11 @@
 //! The `ojs-retry` binary end to end, on the §12 example policies.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -16,12 +21,16 @@ fn example(name: &str) -> String {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ojs-retry")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_ojs-retry"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn json_out(args: &[&str]) -> Value {
     let out = run(args);
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 #[test]
@@ -41,8 +50,17 @@ fn validate_reports_every_fault_and_fails() {
     let out = run(&["validate", &example("invalid.json")]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    for field in ["max_attempts", "jitter", "on_exhaustion", "retries", "max_interval"] {
-        assert!(err.contains(&format!("] {field}: ")), "{field} missing in:\n{err}");
+    for field in [
+        "max_attempts",
+        "jitter",
+        "on_exhaustion",
+        "retries",
+        "max_interval",
+    ] {
+        assert!(
+            err.contains(&format!("] {field}: ")),
+            "{field} missing in:\n{err}"
+        );
     }
     let v = json_out(&["validate", "--json", &example("invalid.json")]);
     assert_eq!(v["valid"], false);
@@ -74,8 +92,18 @@ fn schedule_reproduces_the_12_3_table() {
         "0.5",
         &example("12.3-aggressive-dead-letter-polynomial.json"),
     ]);
-    let raw: Vec<u64> = v["rows"].as_array().unwrap().iter().map(|r| r["raw_ms"].as_u64().unwrap()).collect();
-    let capped: Vec<u64> = v["rows"].as_array().unwrap().iter().map(|r| r["capped_ms"].as_u64().unwrap()).collect();
+    let raw: Vec<u64> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["raw_ms"].as_u64().unwrap())
+        .collect();
+    let capped: Vec<u64> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["capped_ms"].as_u64().unwrap())
+        .collect();
     assert_eq!(raw, [15_000, 240_000, 1_215_000, 3_840_000, 9_375_000]);
     assert_eq!(capped, [15_000, 240_000, 1_215_000, 3_600_000, 3_600_000]);
 }
@@ -92,7 +120,12 @@ fn schedule_with_a_key_is_the_keyed_jitter() {
         "5",
         &example("12.3-aggressive-dead-letter-polynomial.json"),
     ]);
-    let delays: Vec<u64> = v["rows"].as_array().unwrap().iter().map(|r| r["delay_ms"].as_u64().unwrap()).collect();
+    let delays: Vec<u64> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["delay_ms"].as_u64().unwrap())
+        .collect();
     assert_eq!(delays, [8_555, 292_343, 1_306_305, 3_600_000, 3_094_215]);
 }
 
@@ -135,15 +168,33 @@ fn explain_non_retryable_and_retry() {
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     // §12.4: a 503 retries; retry 1 after 30 s (u = 0.5 is the identity).
-    assert!(text.contains("Retry 1 (attempt 2) is scheduled after PT30S (30000 ms), at 2026-02-12T10:31:35.000Z"), "{text}");
+    assert!(
+        text.contains(
+            "Retry 1 (attempt 2) is scheduled after PT30S (30000 ms), at 2026-02-12T10:31:35.000Z"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
 fn explain_rejects_bad_arguments_with_a_code() {
-    let v = json_out(&["explain", "--json", &example("12.2-default.json"), "--attempt", "0"]);
+    let v = json_out(&[
+        "explain",
+        "--json",
+        &example("12.2-default.json"),
+        "--attempt",
+        "0",
+    ]);
     assert_eq!(v["code"], "validation.invalid_argument");
     assert_eq!(v["field"], "attempt");
-    let out = run(&["explain", &example("12.2-default.json"), "--attempt", "1", "--code", "NOPE"]);
+    let out = run(&[
+        "explain",
+        &example("12.2-default.json"),
+        "--attempt",
+        "1",
+        "--code",
+        "NOPE",
+    ]);
     assert_eq!(out.status.code(), Some(1));
 }
 
@@ -156,9 +207,17 @@ fn reads_stdin_and_reports_missing_files() {
         .spawn()
         .unwrap();
     use std::io::Write as _;
-    child.stdin.take().unwrap().write_all(br#"{"max_attempts": 9}"#).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"max_attempts": 9}"#)
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"max_attempts\": 9"));
-    assert_eq!(run(&["validate", "/nonexistent/policy.json"]).status.code(), Some(2));
+    assert_eq!(
+        run(&["validate", "/nonexistent/policy.json"]).status.code(),
+        Some(2)
+    );
 }

@@ -4,12 +4,21 @@
 //! (RET-01), delays without jitter never decrease, and documents and
 //! durations round-trip through their canonical forms.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 use ojs_retry::{
-    Action, Failure, JitterSource, MAX_MS, PartialPolicy, RetryPolicy, Strategy as Curve, format_duration, parse_duration,
+    Action, Failure, JitterSource, MAX_MS, PartialPolicy, RetryPolicy, Strategy as Curve,
+    format_duration, parse_duration,
 };
-use proptest::prelude::{Just, ProptestConfig, any, prop_assert, prop_assert_eq, prop_assert_ne, prop_compose, prop_oneof, proptest};
+use proptest::prelude::{
+    Just, ProptestConfig, any, prop_assert, prop_assert_eq, prop_assert_ne, prop_compose,
+    prop_oneof, proptest,
+};
 
 fn strategy() -> impl proptest::strategy::Strategy<Value = Curve> {
     prop_oneof![
@@ -21,7 +30,13 @@ fn strategy() -> impl proptest::strategy::Strategy<Value = Curve> {
 }
 
 fn coefficient() -> impl proptest::strategy::Strategy<Value = f64> {
-    prop_oneof![1.0..10.0f64, Just(1.0), Just(2.0), 1.0..1e300f64, Just(f64::MAX)]
+    prop_oneof![
+        1.0..10.0f64,
+        Just(1.0),
+        Just(2.0),
+        1.0..1e300f64,
+        Just(f64::MAX)
+    ]
 }
 
 prop_compose! {
