@@ -1,0 +1,156 @@
+// ojs-retry for Node.js: the native addon (napi-rs) for this platform, or the
+// WebAssembly build (`ojs-retry-wasm`) when no native binary loads.
+//
+//   OJS_RETRY_FORCE_WASM=1   skip the native addon and use the wasm build
+//
+// `backend` says which one loaded ('native' | 'wasm'). Both expose the same
+// API (index.d.ts). Nothing here decides anything about retries: the loader
+// only picks a backend and adapts two calling conventions (the variadic
+// `RetryPolicy.merge(...layers)`, and `RetryPolicy#delays` on a wasm build
+// that predates it).
+'use strict'
+
+const { existsSync } = require('node:fs')
+const { join } = require('node:path')
+
+const PACKAGE = 'ojs-retry'
+
+/** The napi-rs platform suffix: linux-x64-gnu, darwin-arm64, win32-x64-msvc... */
+function platformSuffix() {
+  const { platform, arch } = process
+  if (platform === 'linux') {
+    return `linux-${arch}-${isMusl() ? 'musl' : 'gnu'}`
+  }
+  if (platform === 'win32') return `win32-${arch}-msvc`
+  return `${platform}-${arch}`
+}
+
+function isMusl() {
+  try {
+    const report = process.report && process.report.getReport()
+    const header = report && (typeof report === 'string' ? JSON.parse(report) : report).header
+    return !(header && header.glibcVersionRuntime)
+  } catch {
+    return false
+  }
+}
+
+function loadNative() {
+  const suffix = platformSuffix()
+  const file = join(__dirname, `${PACKAGE}.${suffix}.node`)
+  if (existsSync(file)) return require(file)
+  // The napi-rs convention for prebuilt binaries shipped as per-platform
+  // packages (`ojs-retry-linux-x64-gnu`).
+  try {
+    return require(`${PACKAGE}-${suffix}`)
+  } catch (e) {
+    if (e && e.code === 'MODULE_NOT_FOUND') {
+      const err = new Error(
+        `no native binary for ${suffix}: neither ${PACKAGE}.${suffix}.node next to ${__filename} nor the package ${PACKAGE}-${suffix} is installed`,
+      )
+      err.code = 'MODULE_NOT_FOUND'
+      throw err
+    }
+    throw e
+  }
+}
+
+function describe(e) {
+  return e && e.message ? e.message.split('\n')[0] : String(e)
+}
+
+function invalidArgument(field, message) {
+  const err = new Error(`validation.invalid_argument: ${field}: ${message}`)
+  err.code = 'validation.invalid_argument'
+  err.field = field
+  err.faults = [{ field, message }]
+  return err
+}
+
+/** `RetryPolicy#delays` for a wasm build without it: one delay() per entry. */
+function delaysFallback(retryNumbers, jitter) {
+  const ok =
+    Array.isArray(retryNumbers) || retryNumbers instanceof Uint32Array || retryNumbers instanceof Float64Array
+  if (!ok) {
+    throw invalidArgument(
+      'retry_numbers',
+      `expected an array, Uint32Array or Float64Array of retry numbers, found ${retryNumbers === null ? 'null' : typeof retryNumbers}`,
+    )
+  }
+  const out = new Array(retryNumbers.length)
+  for (let i = 0; i < retryNumbers.length; i++) {
+    try {
+      out[i] = this.delay(retryNumbers[i], jitter)
+    } catch (e) {
+      if (e && e.field === 'retry_number' && e.faults && e.faults.length === 1) {
+        throw invalidArgument(`retry_numbers[${i}]`, e.faults[0].message)
+      }
+      throw e
+    }
+  }
+  return out
+}
+
+let binding
+let backend
+const forced = /^(1|true|yes)$/i.test(process.env.OJS_RETRY_FORCE_WASM || '')
+let nativeError = forced ? new Error('skipped: OJS_RETRY_FORCE_WASM is set') : null
+
+if (!forced) {
+  try {
+    binding = loadNative()
+    backend = 'native'
+  } catch (e) {
+    nativeError = e
+  }
+}
+
+if (backend === 'native') {
+  const { RetryPolicy } = binding
+  const mergeLayers = RetryPolicy.mergeLayers
+  Object.defineProperty(RetryPolicy, 'merge', {
+    value: function merge(...layers) {
+      return mergeLayers.call(RetryPolicy, layers)
+    },
+    writable: true,
+    configurable: true,
+  })
+} else {
+  try {
+    // An ES module (no top-level await): require() loads it on Node
+    // ^20.19 / >= 22.12.
+    binding = require('ojs-retry-wasm')
+    backend = 'wasm'
+  } catch (wasmError) {
+    const err = new Error(
+      `ojs-retry: no backend could be loaded.\n` +
+        `  native addon (${PACKAGE}.${platformSuffix()}.node): ${describe(nativeError)}\n` +
+        `  wasm fallback (ojs-retry-wasm): ${describe(wasmError)}`,
+    )
+    err.code = 'OJS_RETRY_NO_BACKEND'
+    err.nativeError = nativeError
+    err.wasmError = wasmError
+    throw err
+  }
+  if (typeof binding.RetryPolicy.prototype.delays !== 'function') {
+    Object.defineProperty(binding.RetryPolicy.prototype, 'delays', {
+      value: delaysFallback,
+      writable: true,
+      configurable: true,
+    })
+  }
+}
+
+module.exports = {
+  backend,
+  RetryPolicy: binding.RetryPolicy,
+  RetryState: binding.RetryState,
+  Reservation: binding.Reservation,
+  matches: binding.matches,
+  firstMatch: binding.firstMatch,
+  parseDuration: binding.parseDuration,
+  formatDuration: binding.formatDuration,
+  formatTimestamp: binding.formatTimestamp,
+  parseTimestamp: binding.parseTimestamp,
+  jitterSample: binding.jitterSample,
+}

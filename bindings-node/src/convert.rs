@@ -1,0 +1,490 @@
+//! Converting JS values at the boundary: strict numbers, jitter sources,
+//! JSON-like documents in both directions, and the errors the engine throws.
+//!
+//! Nothing here decides anything about retries: it only checks that a JS
+//! value has the shape the core's argument needs, and turns the core's
+//! answers back into plain JS objects.
+
+use napi::bindgen_prelude::{Env, JsObjectValue, JsValue, Null, Object, ToNapiValue, Unknown};
+use napi::{Status, ValueType};
+use ojs_retry::{Error as CoreError, JitterSource, MAX_MS};
+use serde_json::{Map, Number, Value};
+
+/// `validation.invalid_argument`: what the boundary reports for a value of
+/// the wrong type or out of range.
+pub const INVALID_ARGUMENT: &str = "validation.invalid_argument";
+
+/// How deep a document may nest (a cyclic object would otherwise recurse
+/// without end).
+const MAX_DEPTH: usize = 64;
+
+/// An error on its way to becoming a JS `Error` with `code`, `field` and
+/// `faults`.
+pub enum Fail {
+    /// A core error, mapped fault for fault.
+    Core(CoreError),
+    /// A boundary error: one fault.
+    Arg {
+        /// The error code.
+        code: &'static str,
+        /// The offending argument.
+        field: String,
+        /// What was expected and what was found.
+        message: String,
+    },
+    /// A Node-API failure (or a pending JS exception, e.g. from a getter on
+    /// the caller's object), passed through.
+    Napi(napi::Error),
+}
+
+impl From<CoreError> for Fail {
+    fn from(e: CoreError) -> Self {
+        Self::Core(e)
+    }
+}
+
+impl From<napi::Error> for Fail {
+    fn from(e: napi::Error) -> Self {
+        Self::Napi(e)
+    }
+}
+
+/// The result type of every conversion.
+pub type Res<T> = Result<T, Fail>;
+
+/// A boundary error for `field`.
+pub fn arg(field: impl Into<String>, message: impl Into<String>) -> Fail {
+    Fail::Arg {
+        code: INVALID_ARGUMENT,
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+/// Builds the JS `Error` (message, `code`, `field`, `faults`) for a failure
+/// and wraps it so that napi throws exactly that object.
+pub fn throw(env: &Env, fail: Fail) -> napi::Error {
+    let (code, faults): (&str, Vec<(String, String)>) = match fail {
+        Fail::Napi(e) => return e,
+        Fail::Core(e) => (
+            e.code().as_str(),
+            e.iter_faults()
+                .map(|f| (f.field.clone(), f.message.clone()))
+                .collect(),
+        ),
+        Fail::Arg {
+            code,
+            field,
+            message,
+        } => (code, vec![(field, message)]),
+    };
+    match build_error(env, code, &faults) {
+        Ok(obj) => napi::Error::from(obj.to_unknown()),
+        Err(e) => e,
+    }
+}
+
+fn build_error<'e>(
+    env: &'e Env,
+    code: &str,
+    faults: &[(String, String)],
+) -> napi::Result<Object<'e>> {
+    let mut message = String::from(code);
+    message.push(':');
+    for (i, (field, msg)) in faults.iter().enumerate() {
+        message.push_str(if i == 0 { " " } else { "; " });
+        if !field.is_empty() {
+            message.push_str(field);
+            message.push_str(": ");
+        }
+        message.push_str(msg);
+    }
+    let mut err = env.create_error(napi::Error::new(Status::GenericFailure, message))?;
+    err.set_named_property("code", code)?;
+    let first = faults.first().map_or("", |(f, _)| f.as_str());
+    err.set_named_property("field", first)?;
+    let mut list = env.create_array(u32::try_from(faults.len()).unwrap_or(u32::MAX))?;
+    for (i, (field, msg)) in faults.iter().enumerate() {
+        let mut f = Object::new(env)?;
+        f.set("field", field.as_str())?;
+        f.set("message", msg.as_str())?;
+        list.set(u32::try_from(i).unwrap_or(u32::MAX), f)?;
+    }
+    err.set_named_property("faults", list)?;
+    Ok(err)
+}
+
+/// A short description of a JS value's type for messages.
+pub fn type_name(t: ValueType) -> &'static str {
+    match t {
+        ValueType::Undefined => "undefined",
+        ValueType::Null => "null",
+        ValueType::Boolean => "a boolean",
+        ValueType::Number => "a number",
+        ValueType::String => "a string",
+        ValueType::Symbol => "a symbol",
+        ValueType::Object => "an object",
+        ValueType::Function => "a function",
+        ValueType::External => "an external",
+        ValueType::BigInt => "a bigint",
+        _ => "an unknown value",
+    }
+}
+
+/// Reads a JS number (no coercion).
+fn number(v: Unknown<'_>, t: ValueType, field: &str, expected: &str) -> Res<f64> {
+    if t != ValueType::Number {
+        return Err(arg(field, format!("{expected}, found {}", type_name(t))));
+    }
+    Ok(v.coerce_to_number()?.get_double()?)
+}
+
+/// An integer argument: a JS number that is an integer in `0 ..= 2^53 − 1`.
+/// NaN, infinities, fractions, negatives, larger numbers and non-numbers are
+/// `validation.invalid_argument` errors naming `field`; nothing is truncated
+/// or clamped.
+pub fn uint(v: Unknown<'_>, field: &str) -> Res<u64> {
+    let t = v.get_type()?;
+    let expected = format!("expected an integer between 0 and {MAX_MS}");
+    let x = number(v, t, field, &expected)?;
+    uint_from_f64(x, field, &expected)
+}
+
+/// The check of [`uint`] on a number already read.
+pub fn uint_from_f64(x: f64, field: &str, expected: &str) -> Res<u64> {
+    #[allow(clippy::cast_precision_loss)] // 2^53 − 1 is exact in f64
+    let max = MAX_MS as f64;
+    if x.is_finite() && x.fract() == 0.0 && (0.0..=max).contains(&x) {
+        // Integral and within [0, 2^53): exact.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        return Ok(x as u64);
+    }
+    Err(arg(field, format!("{expected}, found {}", show_f64(x))))
+}
+
+/// `f64` as JS would print it (`NaN`, `Infinity`, `1.5`, `-3`).
+pub fn show_f64(x: f64) -> String {
+    if x.is_nan() {
+        "NaN".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else {
+        format!("{x}")
+    }
+}
+
+/// An optional integer argument (`undefined` → `None`).
+pub fn opt_uint(v: Option<Unknown<'_>>, field: &str) -> Res<Option<u64>> {
+    match v {
+        None => Ok(None),
+        Some(v) if v.get_type()? == ValueType::Undefined => Ok(None),
+        Some(v) => uint(v, field).map(Some),
+    }
+}
+
+/// An optional instant: `undefined` means the system clock.
+pub fn now_or_clock(v: Option<Unknown<'_>>) -> Res<u64> {
+    match opt_uint(v, "now")? {
+        Some(n) => Ok(n),
+        None => Ok(clock_ms()),
+    }
+}
+
+/// The system clock in epoch milliseconds.
+pub fn clock_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A JS string argument.
+pub fn string(v: Unknown<'_>, field: &str) -> Res<String> {
+    let t = v.get_type()?;
+    if t != ValueType::String {
+        return Err(arg(
+            field,
+            format!("expected a string, found {}", type_name(t)),
+        ));
+    }
+    Ok(v.coerce_to_string()?.into_utf8()?.into_owned()?)
+}
+
+/// An array of strings (`field[i]` names a bad element).
+pub fn strings(v: Unknown<'_>, field: &str) -> Res<Vec<String>> {
+    let t = v.get_type()?;
+    if t != ValueType::Object || !v.is_array()? {
+        return Err(arg(
+            field,
+            format!("expected an array of strings, found {}", type_name(t)),
+        ));
+    }
+    let arr = v.coerce_to_object()?;
+    let len = arr.get_array_length()?;
+    let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    for i in 0..len {
+        let item: Unknown<'_> = arr.get_element(i)?;
+        out.push(string(item, &format!("{field}[{i}]"))?);
+    }
+    Ok(out)
+}
+
+/// A jitter source the caller chose, owning its key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Jitter {
+    /// `{ u }`
+    Uniform(f64),
+    /// `{ seed }`
+    Seed(u64),
+    /// `{ key }`
+    Key(String),
+}
+
+impl Jitter {
+    /// The core's view of it.
+    pub fn source(&self) -> JitterSource<'_> {
+        match self {
+            Self::Uniform(u) => JitterSource::Uniform(*u),
+            Self::Seed(s) => JitterSource::Seed(*s),
+            Self::Key(k) => JitterSource::Key(k),
+        }
+    }
+}
+
+/// Reads `{u} | {seed} | {key}`; `undefined` (or a missing argument) is
+/// `None`.
+pub fn jitter(v: Option<Unknown<'_>>) -> Res<Option<Jitter>> {
+    let Some(v) = v else { return Ok(None) };
+    let t = v.get_type()?;
+    if t == ValueType::Undefined {
+        return Ok(None);
+    }
+    let expected = "expected one of { u: number }, { seed: number | bigint }, { key: string }";
+    if t != ValueType::Object || v.is_array()? {
+        return Err(arg("jitter", format!("{expected}, found {}", type_name(t))));
+    }
+    let obj = v.coerce_to_object()?;
+    let u: Option<Unknown<'_>> = present(obj.get_named_property("u")?)?;
+    let seed: Option<Unknown<'_>> = present(obj.get_named_property("seed")?)?;
+    let key: Option<Unknown<'_>> = present(obj.get_named_property("key")?)?;
+    match (u, seed, key) {
+        (Some(u), None, None) => {
+            let t = u.get_type()?;
+            // The core checks the range [0, 1) (NaN included).
+            Ok(Some(Jitter::Uniform(number(
+                u,
+                t,
+                "u",
+                "expected a number in [0, 1)",
+            )?)))
+        }
+        (None, Some(s), None) => Ok(Some(Jitter::Seed(seed_value(s)?))),
+        (None, None, Some(k)) => Ok(Some(Jitter::Key(string(k, "key")?))),
+        (None, None, None) => Err(arg(
+            "jitter",
+            format!("{expected}, found an object with none of u, seed, key"),
+        )),
+        _ => Err(arg(
+            "jitter",
+            format!("{expected}, found an object with more than one of u, seed, key"),
+        )),
+    }
+}
+
+/// `Some(v)` unless `v` is `undefined`.
+fn present(v: Unknown<'_>) -> Res<Option<Unknown<'_>>> {
+    Ok((v.get_type()? != ValueType::Undefined).then_some(v))
+}
+
+/// A seed: a number in `0 ..= 2^53 − 1` or a bigint in `0 .. 2^64`.
+fn seed_value(v: Unknown<'_>) -> Res<u64> {
+    let t = v.get_type()?;
+    if t == ValueType::BigInt {
+        let text = v.coerce_to_string()?.into_utf8()?.into_owned()?;
+        return text.parse::<u64>().map_err(|_| {
+            arg(
+                "seed",
+                format!("expected a bigint between 0 and 2^64 - 1, found {text}n"),
+            )
+        });
+    }
+    let expected = format!("expected an integer between 0 and {MAX_MS}, or a bigint below 2^64");
+    let x = number(v, t, "seed", &expected)?;
+    uint_from_f64(x, "seed", &expected)
+}
+
+/// A JS value as JSON, for documents (policies, state, details): objects,
+/// arrays, strings, finite numbers, booleans, null; `undefined` properties
+/// are left out (as `JSON.stringify` does). `path` names the offending part
+/// in errors.
+pub fn to_json(v: Unknown<'_>, path: &str) -> Res<Value> {
+    to_json_at(v, path, 0)
+}
+
+fn to_json_at(v: Unknown<'_>, path: &str, depth: usize) -> Res<Value> {
+    let field = |p: &str| {
+        if p.is_empty() {
+            String::new()
+        } else {
+            p.to_owned()
+        }
+    };
+    if depth > MAX_DEPTH {
+        // Name the top-level field, not a path of 64 segments.
+        let top = path.split(['.', '[']).next().unwrap_or_default();
+        return Err(arg(
+            top,
+            format!(
+                "expected a JSON document nested at most {MAX_DEPTH} levels deep (is it cyclic?)"
+            ),
+        ));
+    }
+    let t = v.get_type()?;
+    Ok(match t {
+        ValueType::Null => Value::Null,
+        ValueType::Boolean => Value::Bool(v.coerce_to_bool()?),
+        ValueType::String => Value::String(v.coerce_to_string()?.into_utf8()?.into_owned()?),
+        ValueType::Number => {
+            let x = v.coerce_to_number()?.get_double()?;
+            Value::Number(json_number(x).ok_or_else(|| {
+                arg(
+                    field(path),
+                    format!("expected a finite number, found {}", show_f64(x)),
+                )
+            })?)
+        }
+        ValueType::BigInt => {
+            let text = v.coerce_to_string()?.into_utf8()?.into_owned()?;
+            let n = text
+                .parse::<u64>()
+                .map(Number::from)
+                .or_else(|_| text.parse::<i64>().map(Number::from));
+            Value::Number(n.map_err(|_| {
+                arg(
+                    field(path),
+                    format!("expected a number, found the bigint {text}n (beyond 64 bits)"),
+                )
+            })?)
+        }
+        ValueType::Object if v.is_array()? => {
+            let arr = v.coerce_to_object()?;
+            let len = arr.get_array_length()?;
+            let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+            for i in 0..len {
+                let item: Unknown<'_> = arr.get_element(i)?;
+                let p = format!("{path}[{i}]");
+                if item.get_type()? == ValueType::Undefined {
+                    out.push(Value::Null); // as JSON.stringify does in arrays
+                } else {
+                    out.push(to_json_at(item, &p, depth + 1)?);
+                }
+            }
+            Value::Array(out)
+        }
+        ValueType::Object => {
+            let obj = v.coerce_to_object()?;
+            let mut map = Map::new();
+            for key in Object::keys(&obj)? {
+                let item: Unknown<'_> = obj.get_named_property(&key)?;
+                if item.get_type()? == ValueType::Undefined {
+                    continue;
+                }
+                let p = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                let value = to_json_at(item, &p, depth + 1)?;
+                map.insert(key, value);
+            }
+            Value::Object(map)
+        }
+        other => {
+            return Err(arg(
+                field(path),
+                format!("expected a JSON value, found {}", type_name(other)),
+            ));
+        }
+    })
+}
+
+/// A finite JS number as a JSON number: integers as integers (so `3` is
+/// `3`, not `3.0`), the rest as floats; `None` for NaN and infinities.
+fn json_number(x: f64) -> Option<Number> {
+    #[allow(clippy::cast_precision_loss)]
+    let max = MAX_MS as f64;
+    if x.is_finite() && x.fract() == 0.0 && x.abs() <= max {
+        #[allow(clippy::cast_possible_truncation)]
+        return Some(Number::from(x as i64));
+    }
+    Number::from_f64(x)
+}
+
+/// Keys in the order the documents define them (§2.1 policy fields, then
+/// the §10 state fields); other keys follow in name order.
+const KEY_ORDER: &[&str] = &[
+    "max_attempts",
+    "initial_interval",
+    "backoff_coefficient",
+    "max_interval",
+    "jitter",
+    "non_retryable_errors",
+    "on_exhaustion",
+    "backoff_strategy",
+    "attempt",
+    "errors",
+    "type",
+    "message",
+    "code",
+    "timestamp",
+    "details",
+    "next_retry_at",
+    "terminal",
+];
+
+/// A JSON value as a plain JS value. Objects at `ordered_depth` levels and
+/// above keep the documents' field order ([`KEY_ORDER`]).
+pub fn from_json<'e>(env: &'e Env, v: &Value, ordered_depth: usize) -> napi::Result<Unknown<'e>> {
+    Ok(match v {
+        Value::Null => Null.into_unknown(env)?,
+        Value::Bool(b) => (*b).into_unknown(env)?,
+        Value::Number(n) => env
+            .create_double(n.as_f64().unwrap_or(f64::NAN))?
+            .to_unknown(),
+        Value::String(s) => env.create_string(s)?.to_unknown(),
+        Value::Array(items) => {
+            let mut arr = env.create_array(u32::try_from(items.len()).unwrap_or(u32::MAX))?;
+            for (i, item) in items.iter().enumerate() {
+                // Arrays do not use up a level: `errors[i]` is ordered like
+                // its parent.
+                arr.set(
+                    u32::try_from(i).unwrap_or(u32::MAX),
+                    from_json(env, item, ordered_depth)?,
+                )?;
+            }
+            arr.to_unknown()
+        }
+        Value::Object(map) => {
+            let mut obj = Object::new(env)?;
+            if ordered_depth > 0 {
+                for key in KEY_ORDER {
+                    if let Some(item) = map.get(*key) {
+                        obj.set(key, from_json(env, item, ordered_depth - 1)?)?;
+                    }
+                }
+            }
+            for (key, item) in map {
+                if ordered_depth > 0 && KEY_ORDER.contains(&key.as_str()) {
+                    continue;
+                }
+                obj.set(key, from_json(env, item, ordered_depth.saturating_sub(1))?)?;
+            }
+            obj.to_unknown()
+        }
+    })
+}
+
+/// A `u64` the core returned (always ≤ 2^53 − 1, so exact) as a JS number.
+#[allow(clippy::cast_precision_loss)]
+pub fn num(n: u64) -> f64 {
+    n as f64
+}

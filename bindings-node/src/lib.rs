@@ -1,0 +1,754 @@
+//! Node.js native addon for the ojs-retry engine (napi-rs v3), published on
+//! npm as `ojs-retry` behind a small JS loader that falls back to the wasm
+//! build (`ojs-retry-wasm`) where this addon cannot load.
+//!
+//! Thin by design: every function converts its arguments
+//! ([`convert`]), calls the core, and maps the answer or the error. The
+//! public surface is `bindings-wasm/ojs-retry.d.ts` (plus the batch call
+//! `RetryPolicy#delays`); errors are JS `Error`s carrying `code`, `field` and
+//! `faults`.
+
+mod convert;
+
+use napi::bindgen_prelude::{
+    ClassInstance, Either, Either3, Env, Float64ArraySlice, JsObjectValue, JsValue, Null, Object,
+    ToNapiValue, Uint32ArraySlice, Unknown,
+};
+use napi::{Result, ValueType};
+use napi_derive::napi;
+use ojs_retry::{
+    Action, Decision, Failure, HandlerCode, Heartbeat, JitterSource, JobError,
+    Reservation as CoreReservation, RetryPolicy as CorePolicy, RetryState as CoreState,
+    ScheduleRow, state::MIN_HISTORY,
+};
+use serde_json::Value;
+
+use crate::convert::{
+    Jitter, Res, arg, jitter, now_or_clock, num, string, strings, throw, type_name, uint,
+};
+
+/// Runs `f` and turns a [`Fail`] into the JS error to throw.
+fn run<T>(env: &Env, f: impl FnOnce() -> Res<T>) -> Result<T> {
+    f().map_err(|e| throw(env, e))
+}
+
+/// `undefined` → `None`; anything else (including `null`) is a value.
+fn given(v: Unknown<'_>) -> Res<Option<Unknown<'_>>> {
+    Ok((v.get_type()? != ValueType::Undefined).then_some(v))
+}
+
+/// An options object (`undefined` → `None`).
+fn options<'a>(v: Unknown<'a>, field: &str) -> Res<Option<Object<'a>>> {
+    let t = v.get_type()?;
+    match t {
+        ValueType::Undefined => Ok(None),
+        ValueType::Object if !v.is_array()? => Ok(Some(v.coerce_to_object()?)),
+        _ => Err(arg(
+            field,
+            format!("expected an options object, found {}", type_name(t)),
+        )),
+    }
+}
+
+/// `{ now?, jitter? }` → (now, jitter source; OS entropy when omitted).
+fn decide_options(v: Unknown<'_>) -> Res<(u64, Option<Jitter>)> {
+    match options(v, "options")? {
+        None => Ok((convert::clock_ms(), None)),
+        Some(o) => {
+            let now = now_or_clock(Some(o.get_named_property("now")?))?;
+            let j = jitter(Some(o.get_named_property("jitter")?))?;
+            Ok((now, j))
+        }
+    }
+}
+
+fn source(j: Option<&Jitter>) -> JitterSource<'_> {
+    j.map_or(JitterSource::Entropy, Jitter::source)
+}
+
+/// One policy layer: JSON text or a document object.
+enum Layer {
+    Text(String),
+    Doc(Value),
+}
+
+fn layer(v: Unknown<'_>, i: usize, n: usize) -> Res<Layer> {
+    let t = v.get_type()?;
+    let field = "";
+    match t {
+        ValueType::String => Ok(Layer::Text(string(v, field)?)),
+        ValueType::Undefined => Err(arg(
+            field,
+            if n > 1 {
+                format!(
+                    "layer {}: expected a policy document (an object or JSON text), found undefined",
+                    i + 1
+                )
+            } else {
+                "expected a policy document (an object or JSON text), found undefined".into()
+            },
+        )),
+        // Objects, and everything else the core reports as "expected a
+        // JSON object, found ...".
+        _ => Ok(Layer::Doc(convert::to_json(v, "")?)),
+    }
+}
+
+fn policy_from_layers(layers: Vec<Layer>) -> Res<CorePolicy> {
+    if layers.iter().all(|l| matches!(l, Layer::Doc(_))) {
+        let docs: Vec<Value> = layers
+            .into_iter()
+            .filter_map(|l| match l {
+                Layer::Doc(d) => Some(d),
+                Layer::Text(_) => None,
+            })
+            .collect();
+        return Ok(CorePolicy::from_values(&docs)?);
+    }
+    // Mixed or all text: documents become exact JSON text, so the core sees
+    // one kind of layer and numbers the layers the same way.
+    let texts: Vec<String> = layers
+        .into_iter()
+        .map(|l| match l {
+            Layer::Text(t) => t,
+            Layer::Doc(d) => serde_json::to_string(&d).unwrap_or_default(),
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    Ok(CorePolicy::from_json_layers(&refs)?)
+}
+
+fn failure_input(v: Unknown<'_>) -> Res<Failure> {
+    let t = v.get_type()?;
+    if t != ValueType::Object || v.is_array()? {
+        return Err(arg(
+            "failure",
+            format!(
+                "expected a failure object {{ attempt, type?, code?, timedOut? }}, found {}",
+                type_name(t)
+            ),
+        ));
+    }
+    let o = v.coerce_to_object()?;
+    let attempt_v: Unknown<'_> = o.get_named_property("attempt")?;
+    let attempt = uint(attempt_v, "attempt")?;
+    let error_type = match given(o.get_named_property("type")?)? {
+        Some(t) => Some(string(t, "type")?),
+        None => None,
+    };
+    let code = match given(o.get_named_property("code")?)? {
+        Some(c) => Some(HandlerCode::parse(&string(c, "code")?)?),
+        None => None,
+    };
+    let timed_out = match given(o.get_named_property("timedOut")?)? {
+        Some(b) => {
+            let t = b.get_type()?;
+            if t != ValueType::Boolean {
+                return Err(arg(
+                    "timed_out",
+                    format!("expected a boolean, found {}", type_name(t)),
+                ));
+            }
+            b.coerce_to_bool()?
+        }
+        None => false,
+    };
+    Ok(Failure {
+        attempt,
+        error_type,
+        code,
+        timed_out,
+    })
+}
+
+fn job_error(v: Unknown<'_>) -> Res<JobError> {
+    let t = v.get_type()?;
+    if t != ValueType::Object || v.is_array()? {
+        return Err(arg(
+            "error",
+            format!(
+                "expected an error object {{ type, message, code?, details? }}, found {}",
+                type_name(t)
+            ),
+        ));
+    }
+    let o = v.coerce_to_object()?;
+    let error_type = string(o.get_named_property("type")?, "type")?;
+    let message = string(o.get_named_property("message")?, "message")?;
+    let code = match given(o.get_named_property("code")?)? {
+        Some(c) => Some(HandlerCode::parse(&string(c, "code")?)?),
+        None => None,
+    };
+    let details = match given(o.get_named_property("details")?)? {
+        Some(d) => Some(convert::to_json(d, "details")?),
+        None => None,
+    };
+    let mut e = JobError::new(error_type, message);
+    e.code = code;
+    e.details = details;
+    Ok(e)
+}
+
+fn history_limit(v: Unknown<'_>) -> Res<usize> {
+    let Some(o) = options(v, "options")? else {
+        return Ok(MIN_HISTORY);
+    };
+    match given(o.get_named_property("historyLimit")?)? {
+        None => Ok(MIN_HISTORY),
+        Some(h) => {
+            let n = uint(h, "history_limit")?;
+            usize::try_from(n).map_err(|_| {
+                arg(
+                    "history_limit",
+                    format!("expected a history limit this platform can hold, found {n}"),
+                )
+            })
+        }
+    }
+}
+
+fn decision_object<'e>(env: &'e Env, d: &Decision) -> Result<Object<'e>> {
+    let mut o = Object::new(env)?;
+    o.set("action", d.action.as_str())?;
+    o.set("reason", d.reason.as_str())?;
+    o.set("handlerCode", d.handler_code.map(HandlerCode::as_str))?;
+    let pattern = match &d.reason {
+        ojs_retry::Reason::NonRetryable { pattern } => Some(pattern.as_str()),
+        _ => None,
+    };
+    o.set("matchedPattern", pattern)?;
+    o.set("attempt", num(d.attempt))?;
+    o.set("timedOut", d.timed_out)?;
+    o.set("retryNumber", d.retry_number.map(num))?;
+    o.set("delayMs", d.delay_ms.map(num))?;
+    o.set("nextRetryAt", d.next_retry_at.map(num))?;
+    Ok(o)
+}
+
+fn row_object<'e>(env: &'e Env, r: &ScheduleRow) -> Result<Object<'e>> {
+    let mut o = Object::new(env)?;
+    o.set("retryNumber", num(r.retry_number))?;
+    o.set("attempt", num(r.attempt))?;
+    o.set("rawMs", num(r.raw_ms))?;
+    o.set("cappedMs", num(r.capped_ms))?;
+    o.set("minMs", num(r.min_ms))?;
+    o.set("maxMs", num(r.max_ms))?;
+    o.set("delayMs", r.delay_ms.map(num))?;
+    o.set("cumulativeMs", num(r.cumulative_ms))?;
+    Ok(o)
+}
+
+fn json_text_to_js<'e>(env: &'e Env, text: &str, ordered_depth: usize) -> Result<Unknown<'e>> {
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| napi::Error::from_reason(format!("internal: bad canonical JSON: {e}")))?;
+    convert::from_json(env, &v, ordered_depth)
+}
+
+// ---------------------------------------------------------------- RetryPolicy
+
+/// An immutable, validated, effective retry policy.
+// The Rust names equal the JS names: napi-derive-backend 3.0 looks a class
+// up by its Rust name when checking `instanceof` for `&Class` arguments.
+#[napi]
+pub struct RetryPolicy {
+    inner: CorePolicy,
+}
+
+#[napi]
+impl RetryPolicy {
+    /// A partial document (object or JSON text) merged over the defaults.
+    #[napi(constructor)]
+    pub fn new(env: Env, policy: Unknown<'_>) -> Result<Self> {
+        run(&env, || {
+            let inner = match given(policy)? {
+                None => CorePolicy::default(),
+                Some(p) => policy_from_layers(vec![layer(p, 0, 1)?])?,
+            };
+            Ok(Self { inner })
+        })
+    }
+
+    /// Layers merged in order; the JS loader exposes it as the variadic
+    /// `RetryPolicy.merge(...layers)`.
+    #[napi(factory, js_name = "mergeLayers")]
+    pub fn merge_layers(env: Env, layers: Unknown<'_>) -> Result<Self> {
+        run(&env, || {
+            let t = layers.get_type()?;
+            if t != ValueType::Object || !layers.is_array()? {
+                return Err(arg(
+                    "layers",
+                    format!("expected an array of layers, found {}", type_name(t)),
+                ));
+            }
+            let arr = layers.coerce_to_object()?;
+            let n = arr.get_array_length()?;
+            let count = usize::try_from(n).unwrap_or(usize::MAX);
+            let mut out = Vec::with_capacity(count);
+            for i in 0..n {
+                let item: Unknown<'_> = arr.get_element(i)?;
+                out.push(layer(
+                    item,
+                    usize::try_from(i).unwrap_or(usize::MAX),
+                    count,
+                )?);
+            }
+            Ok(Self {
+                inner: policy_from_layers(out)?,
+            })
+        })
+    }
+
+    /// `max_attempts`.
+    #[napi(getter)]
+    pub fn max_attempts(&self) -> f64 {
+        num(self.inner.max_attempts())
+    }
+    /// `initial_interval` in ms.
+    #[napi(getter)]
+    pub fn initial_interval_ms(&self) -> f64 {
+        num(self.inner.initial_interval_ms())
+    }
+    /// `backoff_coefficient`.
+    #[napi(getter)]
+    pub fn backoff_coefficient(&self) -> f64 {
+        self.inner.backoff_coefficient()
+    }
+    /// `max_interval` in ms.
+    #[napi(getter)]
+    pub fn max_interval_ms(&self) -> f64 {
+        num(self.inner.max_interval_ms())
+    }
+    /// `jitter`.
+    #[napi(getter)]
+    pub fn jitter(&self) -> bool {
+        self.inner.jitter()
+    }
+    /// `non_retryable_errors`.
+    #[napi(getter)]
+    pub fn non_retryable_errors(&self) -> Vec<String> {
+        self.inner.non_retryable_errors().to_vec()
+    }
+    /// `on_exhaustion`.
+    #[napi(getter)]
+    pub fn on_exhaustion(&self) -> &'static str {
+        self.inner.on_exhaustion().as_str()
+    }
+    /// The backoff strategy.
+    #[napi(getter)]
+    pub fn backoff_strategy(&self) -> &'static str {
+        self.inner.strategy().as_str()
+    }
+    /// `max(max_attempts, 1) − 1`.
+    #[napi(getter)]
+    pub fn max_retries(&self) -> f64 {
+        num(self.inner.max_retries())
+    }
+
+    /// The canonical effective policy as an object.
+    #[napi(js_name = "toJSON")]
+    pub fn to_json<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
+        json_text_to_js(env, &self.inner.to_json(), 1)
+    }
+
+    /// The canonical effective policy as compact JSON text.
+    #[napi(js_name = "toString")]
+    pub fn to_json_string(&self) -> String {
+        self.inner.to_json()
+    }
+
+    /// The delay in ms before retry `retryNumber`.
+    #[napi]
+    pub fn delay(&self, env: Env, retry_number: Unknown<'_>, jitter: Unknown<'_>) -> Result<f64> {
+        run(&env, || {
+            let n = uint(retry_number, "retry_number")?;
+            let j = convert::jitter(Some(jitter))?;
+            Ok(num(self.inner.delay(n, source(j.as_ref()))?))
+        })
+    }
+
+    /// The delays for many retry numbers in one call (one boundary crossing).
+    #[napi]
+    pub fn delays(
+        &self,
+        env: Env,
+        retry_numbers: Either3<Uint32ArraySlice<'_>, Float64ArraySlice<'_>, Unknown<'_>>,
+        jitter: Unknown<'_>,
+    ) -> Result<Vec<f64>> {
+        run(&env, || {
+            let j = convert::jitter(Some(jitter))?;
+            let src = source(j.as_ref());
+            let field = |i: usize| format!("retry_numbers[{i}]");
+            let one = |i: usize, n: u64| -> Res<f64> {
+                match self.inner.delay(n, src) {
+                    Ok(d) => Ok(num(d)),
+                    Err(e) if e.field() == "retry_number" => Err(arg(field(i), e.message())),
+                    Err(e) => Err(e.into()),
+                }
+            };
+            let expected = format!(
+                "expected a retry number between 1 and {}",
+                ojs_retry::MAX_MS
+            );
+            match retry_numbers {
+                Either3::A(u32s) => u32s
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| one(i, u64::from(*n)))
+                    .collect(),
+                Either3::B(f64s) => f64s
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| one(i, convert::uint_from_f64(*x, &field(i), &expected)?))
+                    .collect(),
+                Either3::C(v) => {
+                    let t = v.get_type()?;
+                    if t != ValueType::Object || !v.is_array()? {
+                        return Err(arg(
+                            "retry_numbers",
+                            format!(
+                                "expected an array, Uint32Array or Float64Array of retry numbers, found {}",
+                                type_name(t)
+                            ),
+                        ));
+                    }
+                    let arr = v.coerce_to_object()?;
+                    let len = arr.get_array_length()?;
+                    let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+                    for i in 0..len {
+                        let i_us = usize::try_from(i).unwrap_or(usize::MAX);
+                        let item: Unknown<'_> = arr.get_element(i)?;
+                        out.push(one(i_us, uint(item, &field(i_us))?)?);
+                    }
+                    Ok(out)
+                }
+            }
+        })
+    }
+
+    /// Retries `1..count`: raw, capped, bounds, and the drawn delay when a
+    /// jitter source is given.
+    #[napi]
+    pub fn schedule<'e>(
+        &self,
+        env: &'e Env,
+        count: Unknown<'_>,
+        jitter: Unknown<'_>,
+    ) -> Result<Vec<Object<'e>>> {
+        let rows = run(env, || {
+            let count = uint(count, "count")?;
+            let j = convert::jitter(Some(jitter))?;
+            Ok(self.inner.schedule(count, j.as_ref().map(Jitter::source))?)
+        })?;
+        rows.iter().map(|r| row_object(env, r)).collect()
+    }
+
+    /// Retry, discard or dead-letter after a failure.
+    #[napi]
+    pub fn decide<'e>(
+        &self,
+        env: &'e Env,
+        failure: Unknown<'_>,
+        options: Unknown<'_>,
+    ) -> Result<Object<'e>> {
+        let d = run(env, || {
+            let f = failure_input(failure)?;
+            let (now, j) = decide_options(options)?;
+            Ok(self.inner.decide(&f, now, source(j.as_ref()))?)
+        })?;
+        decision_object(env, &d)
+    }
+}
+
+// ----------------------------------------------------------------- RetryState
+
+/// A job's retry state: attempt, bounded error history, `nextRetryAt`.
+#[napi]
+pub struct RetryState {
+    inner: CoreState,
+}
+
+fn policy_arg<'a>(
+    p: Either<ClassInstance<'a, RetryPolicy>, Unknown<'a>>,
+) -> Res<ClassInstance<'a, RetryPolicy>> {
+    match p {
+        Either::A(p) => Ok(p),
+        Either::B(v) => Err(arg(
+            "policy",
+            format!(
+                "expected a RetryPolicy instance, found {}",
+                type_name(v.get_type()?)
+            ),
+        )),
+    }
+}
+
+#[napi]
+impl RetryState {
+    /// A fresh job at attempt 1.
+    #[napi(constructor)]
+    pub fn new(env: Env, options: Unknown<'_>) -> Result<Self> {
+        run(&env, || {
+            let limit = history_limit(options)?;
+            Ok(Self {
+                inner: CoreState::new().with_history_limit(limit)?,
+            })
+        })
+    }
+
+    /// Reads a §10 state document (object or JSON text).
+    #[napi(factory, js_name = "fromJSON")]
+    pub fn from_json(env: Env, state: Unknown<'_>, options: Unknown<'_>) -> Result<Self> {
+        run(&env, || {
+            let limit = history_limit(options)?;
+            let inner = if state.get_type()? == ValueType::String {
+                CoreState::from_json(&string(state, "state")?, limit)?
+            } else {
+                CoreState::from_value(&convert::to_json(state, "")?, limit)?
+            };
+            Ok(Self { inner })
+        })
+    }
+
+    /// The current attempt.
+    #[napi(getter)]
+    pub fn attempt(&self) -> f64 {
+        num(self.inner.attempt())
+    }
+    /// Epoch ms of the next attempt, or null.
+    #[napi(getter)]
+    pub fn next_retry_at(&self) -> Option<f64> {
+        self.inner.next_retry_at().map(num)
+    }
+    /// `"discard"`, `"dead_letter"` or null.
+    #[napi(getter)]
+    pub fn terminal(&self) -> Option<&'static str> {
+        self.inner.terminal().map(Action::as_str)
+    }
+    /// The error-history bound.
+    #[napi(getter)]
+    pub fn history_limit(&self) -> f64 {
+        #[allow(clippy::cast_precision_loss)]
+        let n = self.inner.history_limit() as f64;
+        n
+    }
+
+    /// Records a handler failure of the current attempt.
+    #[napi]
+    pub fn record_failure<'e>(
+        &mut self,
+        env: &'e Env,
+        policy: Either<ClassInstance<'_, RetryPolicy>, Unknown<'_>>,
+        error: Unknown<'_>,
+        options: Unknown<'_>,
+    ) -> Result<Object<'e>> {
+        let d = run(env, || {
+            let p = policy_arg(policy)?;
+            let e = job_error(error)?;
+            let (now, j) = decide_options(options)?;
+            Ok(self
+                .inner
+                .record_failure(&p.inner, &e, now, source(j.as_ref()))?)
+        })?;
+        decision_object(env, &d)
+    }
+
+    /// Records that the current attempt's reservation expired.
+    #[napi]
+    pub fn record_timeout<'e>(
+        &mut self,
+        env: &'e Env,
+        policy: Either<ClassInstance<'_, RetryPolicy>, Unknown<'_>>,
+        options: Unknown<'_>,
+    ) -> Result<Object<'e>> {
+        let d = run(env, || {
+            let p = policy_arg(policy)?;
+            let (now, j) = decide_options(options)?;
+            Ok(self
+                .inner
+                .record_timeout(&p.inner, now, source(j.as_ref()))?)
+        })?;
+        decision_object(env, &d)
+    }
+
+    /// The §10 state document.
+    #[napi(js_name = "toJSON")]
+    pub fn to_json<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
+        json_text_to_js(env, &self.inner.to_json(), 2)
+    }
+
+    /// The §10 state document as compact JSON text.
+    #[napi(js_name = "toString")]
+    pub fn to_json_string(&self) -> String {
+        self.inner.to_json()
+    }
+}
+
+// ---------------------------------------------------------------- Reservation
+
+/// A worker's hold on one attempt of a job.
+#[napi]
+pub struct Reservation {
+    inner: CoreReservation,
+}
+
+#[napi]
+impl Reservation {
+    /// Reserves `attempt` for `visibilityTimeoutMs` from `now`.
+    #[napi(constructor)]
+    pub fn new(
+        env: Env,
+        attempt: Unknown<'_>,
+        visibility_timeout_ms: Unknown<'_>,
+        now: Unknown<'_>,
+    ) -> Result<Self> {
+        run(&env, || {
+            let a = uint(attempt, "attempt")?;
+            let t = uint(visibility_timeout_ms, "visibility_timeout_ms")?;
+            let now = now_or_clock(Some(now))?;
+            Ok(Self {
+                inner: CoreReservation::new(a, now, t)?,
+            })
+        })
+    }
+
+    /// The reserved attempt.
+    #[napi(getter)]
+    pub fn attempt(&self) -> f64 {
+        num(self.inner.attempt())
+    }
+    /// The visibility timeout in ms.
+    #[napi(getter)]
+    pub fn visibility_timeout_ms(&self) -> f64 {
+        num(self.inner.visibility_timeout_ms())
+    }
+    /// The deadline, epoch ms.
+    #[napi(getter)]
+    pub fn deadline(&self) -> f64 {
+        num(self.inner.deadline())
+    }
+
+    /// Extends the reservation unless it has expired.
+    #[napi]
+    pub fn heartbeat<'e>(&mut self, env: &'e Env, now: Unknown<'_>) -> Result<Object<'e>> {
+        let h = run(env, || {
+            let now = now_or_clock(Some(now))?;
+            Ok(self.inner.heartbeat(now)?)
+        })?;
+        let mut o = Object::new(env)?;
+        match h {
+            Heartbeat::Extended { deadline } => {
+                o.set("extended", true)?;
+                o.set("deadline", num(deadline))?;
+            }
+            Heartbeat::Expired => o.set("extended", false)?,
+        }
+        Ok(o)
+    }
+
+    /// Whether the reservation has expired at `now`.
+    #[napi]
+    pub fn is_expired(&self, env: Env, now: Unknown<'_>) -> Result<bool> {
+        run(&env, || {
+            let now = now_or_clock(Some(now))?;
+            Ok(self.inner.is_expired(now)?)
+        })
+    }
+
+    /// The failure to pass to `decide()` once expired, else null.
+    #[napi]
+    pub fn expiry<'e>(&self, env: &'e Env, now: Unknown<'_>) -> Result<Unknown<'e>> {
+        let f = run(env, || {
+            let now = now_or_clock(Some(now))?;
+            Ok(self.inner.expiry(now)?)
+        })?;
+        match f {
+            None => Null.into_unknown(env),
+            Some(f) => {
+                let mut o = Object::new(env)?;
+                o.set("attempt", num(f.attempt))?;
+                o.set("timedOut", f.timed_out)?;
+                Ok(o.to_unknown())
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------ functions
+
+/// Whether `errorType` matches any pattern.
+#[napi]
+pub fn matches(env: Env, error_type: Unknown<'_>, patterns: Unknown<'_>) -> Result<bool> {
+    run(&env, || {
+        let t = string(error_type, "error_type")?;
+        let p = strings(patterns, "patterns")?;
+        Ok(ojs_retry::matches(&t, &p))
+    })
+}
+
+/// The first pattern `errorType` matches, or null.
+#[napi]
+pub fn first_match(
+    env: Env,
+    error_type: Unknown<'_>,
+    patterns: Unknown<'_>,
+) -> Result<Option<String>> {
+    run(&env, || {
+        let t = string(error_type, "error_type")?;
+        let p = strings(patterns, "patterns")?;
+        Ok(ojs_retry::first_match(&t, &p).map(str::to_owned))
+    })
+}
+
+/// An ISO 8601 duration in ms.
+#[napi]
+pub fn parse_duration(env: Env, text: Unknown<'_>) -> Result<f64> {
+    run(&env, || {
+        Ok(num(ojs_retry::parse_duration(&string(text, "duration")?)?))
+    })
+}
+
+/// The canonical duration string for `ms`.
+#[napi]
+pub fn format_duration(env: Env, ms: Unknown<'_>) -> Result<String> {
+    run(&env, || {
+        Ok(ojs_retry::format_duration(uint(ms, "duration")?)?)
+    })
+}
+
+/// RFC 3339 UTC text for epoch ms.
+#[napi]
+pub fn format_timestamp(env: Env, ms: Unknown<'_>) -> Result<String> {
+    run(&env, || {
+        Ok(ojs_retry::format_timestamp(uint(ms, "timestamp")?)?)
+    })
+}
+
+/// Epoch ms of an RFC 3339 timestamp.
+#[napi]
+pub fn parse_timestamp(env: Env, text: Unknown<'_>) -> Result<f64> {
+    run(&env, || {
+        Ok(num(ojs_retry::parse_timestamp(&string(
+            text,
+            "timestamp",
+        )?)?))
+    })
+}
+
+/// The 53-bit sample `k` a jitter source gives for a retry.
+#[napi]
+pub fn jitter_sample(env: Env, retry_number: Unknown<'_>, jitter: Unknown<'_>) -> Result<f64> {
+    run(&env, || {
+        let n = uint(retry_number, "retry_number")?;
+        let Some(j) = convert::jitter(Some(jitter))? else {
+            return Err(arg(
+                "jitter",
+                "expected one of { u: number }, { seed: number | bigint }, { key: string }, found undefined",
+            ));
+        };
+        Ok(num(j.source().sample(n)?.bits()))
+    })
+}
+
+/// Does nothing: the baseline for measuring the cost of a native call.
+#[napi(js_name = "__noop")]
+pub fn noop() {}
