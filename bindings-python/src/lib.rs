@@ -893,7 +893,7 @@ fn _ojs_retry(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Class-level defaults, so the attributes exist on the class too.
     err_type.setattr("code", "")?;
     err_type.setattr("field", "")?;
-    err_type.setattr("faults", PyTuple::empty(py))?;
+    err_type.setattr("faults", pyo3::types::PyList::empty(py))?;
     m.add("PolicyError", err_type)?;
     let codes: Vec<&str> = errors::ERROR_CODES.iter().map(|c| c.as_str()).collect();
     m.add("ERROR_CODES", PyTuple::new(py, codes)?)?;

@@ -4,6 +4,11 @@ The engine is written once in Rust (crate ``ojs-retry``); this package is a
 thin binding. See ``help(RetryPolicy)`` and the README for a quick start.
 """
 
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
+from datetime import datetime
+from typing import Any, Literal, TypeAlias
+
 from ._ojs_retry import (
     ERROR_CODES,
     MAX_INSTANT_MS,
@@ -24,7 +29,51 @@ from ._ojs_retry import (
     parse_timestamp,
 )
 
+ErrorCode: TypeAlias = (
+    Literal["validation.retry_policy_invalid"]
+    | Literal["validation.duration_invalid"]
+    | Literal["validation.invalid_argument"]
+    | Literal["validation.state_invalid"]
+)
+HandlerCode: TypeAlias = (
+    Literal["RETRY"]
+    | Literal["DISCARD"]
+    | Literal["DEAD_LETTER"]
+    | Literal["FAIL"]
+)
+Action: TypeAlias = Literal["retry"] | Literal["discard"] | Literal["dead_letter"]
+Reason: TypeAlias = (
+    Literal["handler_code"]
+    | Literal["non_retryable"]
+    | Literal["exhausted"]
+    | Literal["retryable"]
+)
+OnExhaustion: TypeAlias = Literal["discard"] | Literal["dead_letter"]
+Strategy: TypeAlias = (
+    Literal["none"]
+    | Literal["linear"]
+    | Literal["exponential"]
+    | Literal["polynomial"]
+)
+try:
+    __version__: str = version("ojs-retry")
+except PackageNotFoundError:  # pragma: no cover - not installed
+    __version__ = "0+unknown"
+
+#: A policy layer: JSON text, or a mapping of document fields.
+PolicyLayer: TypeAlias = str | Mapping[str, Any]
+#: Epoch milliseconds, or an aware datetime.
+Instant: TypeAlias = int | datetime
+
 __all__ = [
+    "Action",
+    "ErrorCode",
+    "HandlerCode",
+    "Instant",
+    "OnExhaustion",
+    "PolicyLayer",
+    "Reason",
+    "Strategy",
     "ERROR_CODES",
     "MAX_INSTANT_MS",
     "MAX_MS",
