@@ -1,0 +1,499 @@
+//! The boundary: JS values in, checked Rust values out; core errors and
+//! argument errors out as JS `Error`s carrying `code`, `field` and `faults`.
+//!
+//! Nothing here decides anything about retries: it only checks that a value
+//! has the JS type and range the API promises, and converts it.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use js_sys::{Array, JsString, Object, Reflect};
+use ojs_retry::{ErrorCode, JitterSource};
+use serde::Serialize;
+use serde_json::{Map, Number, Value};
+use wasm_bindgen::{JsCast, JsValue};
+
+/// `Number.MAX_SAFE_INTEGER` (2^53 − 1): the largest integer accepted.
+pub(crate) const MAX_SAFE: u64 = (1 << 53) - 1;
+#[allow(clippy::cast_precision_loss)] // 2^53 − 1 is exact in f64
+const MAX_SAFE_F64: f64 = MAX_SAFE as f64;
+
+/// How deep a JS object given as a JSON document may nest (cycles and
+/// absurd nesting become an error instead of exhausting the wasm stack).
+const MAX_DEPTH: usize = 64;
+
+/// A JS `Error` with `code`, `field` and `faults`.
+pub(crate) fn js_error<'a>(
+    code: &str,
+    message: &str,
+    faults: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> JsValue {
+    let err = js_sys::Error::new(message);
+    let list = Array::new();
+    let mut first: Option<String> = None;
+    for (field, msg) in faults {
+        if first.is_none() {
+            first = Some(field.to_string());
+        }
+        let f = Object::new();
+        set(&f, "field", &JsValue::from_str(field));
+        set(&f, "message", &JsValue::from_str(msg));
+        list.push(&f);
+    }
+    set(&err, "code", &JsValue::from_str(code));
+    set(
+        &err,
+        "field",
+        &JsValue::from_str(first.as_deref().unwrap_or("")),
+    );
+    set(&err, "faults", &list);
+    err.into()
+}
+
+/// A core [`ojs_retry::Error`] as a JS `Error`.
+pub(crate) fn core_error(e: &ojs_retry::Error) -> JsValue {
+    js_error(
+        e.code().as_str(),
+        &e.to_string(),
+        e.iter_faults()
+            .map(|f| (f.field.as_str(), f.message.as_str())),
+    )
+}
+
+/// A `validation.invalid_argument` error for one field.
+pub(crate) fn arg_error(field: &str, message: &str) -> JsValue {
+    let code = ErrorCode::InvalidArgument.as_str();
+    let text = if field.is_empty() {
+        format!("{code}: {message}")
+    } else {
+        format!("{code}: {field}: {message}")
+    };
+    js_error(code, &text, [(field, message)])
+}
+
+/// Sets a property; setting on a fresh object or `Error` cannot fail.
+pub(crate) fn set(target: &JsValue, key: &str, value: &JsValue) {
+    let _ = Reflect::set(target, &JsValue::from_str(key), value);
+}
+
+pub(crate) type JsResult<T> = Result<T, JsValue>;
+
+/// Maps a core result to a JS one.
+pub(crate) fn core<T>(r: Result<T, ojs_retry::Error>) -> JsResult<T> {
+    r.map_err(|e| core_error(&e))
+}
+
+/// What a JS value is, for messages.
+pub(crate) fn describe(v: &JsValue) -> String {
+    if v.is_null() {
+        return "null".into();
+    }
+    if v.is_undefined() {
+        return "undefined".into();
+    }
+    if let Some(s) = v.as_string() {
+        let mut out: String = s.chars().take(40).collect();
+        if out.len() < s.len() {
+            out.push_str("...");
+        }
+        return format!("the string {out:?}");
+    }
+    if let Some(x) = v.as_f64() {
+        return format!("the number {}", fmt_num(x));
+    }
+    if let Some(b) = v.as_bool() {
+        return format!("the boolean {b}");
+    }
+    if Array::is_array(v) {
+        return "an array".into();
+    }
+    match v.js_typeof().as_string() {
+        Some(t) if t == "object" => "an object".into(),
+        Some(t) => format!("a {t}"),
+        None => "a value of unknown type".into(),
+    }
+}
+
+/// A number as JS prints it (NaN, Infinity, integers without `.0`).
+fn fmt_num(x: f64) -> String {
+    js_sys::Number::from(x)
+        .to_string_with_radix(10)
+        .map_or_else(|_| format!("{x}"), String::from)
+}
+
+/// `undefined` and `null` both mean "omitted" for optional arguments.
+pub(crate) fn given(v: &JsValue) -> Option<&JsValue> {
+    if v.is_undefined() || v.is_null() {
+        None
+    } else {
+        Some(v)
+    }
+}
+
+/// An integer in `0 ..= 2^53 − 1` given as a JS number.
+pub(crate) fn uint(v: &JsValue, field: &str) -> JsResult<u64> {
+    let Some(x) = v.as_f64() else {
+        return Err(arg_error(
+            field,
+            &format!(
+                "expected an integer number between 0 and {MAX_SAFE}, found {}",
+                describe(v)
+            ),
+        ));
+    };
+    if (0.0..=MAX_SAFE_F64).contains(&x) && x.trunc() == x {
+        // Checked above: a non-negative integer below 2^53, exact.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        Ok(x as u64)
+    } else {
+        Err(arg_error(
+            field,
+            &format!(
+                "expected an integer number between 0 and {MAX_SAFE}, found {}",
+                fmt_num(x)
+            ),
+        ))
+    }
+}
+
+/// An optional integer: `undefined`/`null` give `None`.
+pub(crate) fn opt_uint(v: &JsValue, field: &str) -> JsResult<Option<u64>> {
+    given(v).map(|v| uint(v, field)).transpose()
+}
+
+/// `now`: the given epoch milliseconds, or `Date.now()`.
+pub(crate) fn now(v: &JsValue) -> JsResult<u64> {
+    match given(v) {
+        Some(v) => uint(v, "now"),
+        None => {
+            let t = js_sys::Date::now();
+            if (0.0..=MAX_SAFE_F64).contains(&t) {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                Ok(t.floor() as u64)
+            } else {
+                Err(arg_error(
+                    "now",
+                    &format!("the system clock gave {}", fmt_num(t)),
+                ))
+            }
+        }
+    }
+}
+
+/// A well-formed JS string (lone surrogates are refused rather than
+/// silently replaced by U+FFFD).
+pub(crate) fn string(v: &JsValue, field: &str) -> JsResult<String> {
+    let Some(js) = v.dyn_ref::<JsString>() else {
+        return Err(arg_error(
+            field,
+            &format!("expected a string, found {}", describe(v)),
+        ));
+    };
+    if !js.is_valid_utf16() {
+        return Err(arg_error(
+            field,
+            "expected well-formed Unicode text, found a string with a lone surrogate",
+        ));
+    }
+    Ok(String::from(js))
+}
+
+/// A boolean.
+pub(crate) fn boolean(v: &JsValue, field: &str) -> JsResult<bool> {
+    v.as_bool()
+        .ok_or_else(|| arg_error(field, &format!("expected a boolean, found {}", describe(v))))
+}
+
+/// An array of strings.
+pub(crate) fn strings(v: &JsValue, field: &str) -> JsResult<Vec<String>> {
+    if !Array::is_array(v) {
+        return Err(arg_error(
+            field,
+            &format!("expected an array of strings, found {}", describe(v)),
+        ));
+    }
+    let arr: &Array = v.unchecked_ref();
+    let mut out = Vec::with_capacity(arr.length() as usize);
+    for (i, item) in arr.iter().enumerate() {
+        out.push(string(&item, &format!("{field}[{i}]"))?);
+    }
+    Ok(out)
+}
+
+/// An options object: `undefined`/`null` give `None`; anything but a plain
+/// object is an error, and so is a key outside `allowed` (a misspelt option
+/// must not be silently ignored).
+pub(crate) fn options(v: &JsValue, field: &str, allowed: &[&str]) -> JsResult<Option<Object>> {
+    let Some(v) = given(v) else {
+        return Ok(None);
+    };
+    let obj = plain_object(v, field)?;
+    for key in Object::keys(&obj).iter() {
+        let name = key.as_string().unwrap_or_default();
+        if !allowed.contains(&name.as_str()) {
+            return Err(arg_error(
+                &name,
+                &format!(
+                    "unknown option {name:?} in {field}; expected one of: {}",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(Some(obj))
+}
+
+/// A property of an options object (`undefined` when absent).
+pub(crate) fn prop(obj: &Object, key: &str) -> JsValue {
+    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A plain object: its prototype is `null` or a root prototype
+/// (`Object.prototype` of any realm). Maps, dates and class instances are
+/// refused instead of being read as `{}`.
+fn plain_object(v: &JsValue, field: &str) -> JsResult<Object> {
+    let bad = || {
+        arg_error(
+            field,
+            &format!("expected a plain object, found {}", describe(v)),
+        )
+    };
+    if !v.is_object() || Array::is_array(v) {
+        return Err(bad());
+    }
+    let obj: Object = v.clone().unchecked_into();
+    let proto = Object::get_prototype_of(&obj);
+    if proto.is_null() || Object::get_prototype_of(&proto).is_null() {
+        Ok(obj)
+    } else {
+        Err(bad())
+    }
+}
+
+/// A JS value read as a JSON value (what `JSON.stringify` would keep):
+/// object keys whose value is `undefined` are omitted; `NaN`, infinities,
+/// functions, symbols, non-plain objects and lone surrogates are errors
+/// naming the offending path; BigInts become integers.
+pub(crate) fn json_value(v: &JsValue, path: &str) -> JsResult<Value> {
+    to_json(v, path, 0)
+}
+
+fn to_json(v: &JsValue, path: &str, depth: usize) -> JsResult<Value> {
+    if depth > MAX_DEPTH {
+        return Err(arg_error(
+            path,
+            &format!("expected at most {MAX_DEPTH} levels of nesting (is the object cyclic?)"),
+        ));
+    }
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    if let Some(b) = v.as_bool() {
+        return Ok(Value::Bool(b));
+    }
+    if let Some(x) = v.as_f64() {
+        return number(x).ok_or_else(|| {
+            arg_error(
+                path,
+                &format!("expected a finite number, found {}", fmt_num(x)),
+            )
+        });
+    }
+    if v.is_string() {
+        return string(v, path).map(Value::String);
+    }
+    if v.is_bigint() {
+        if let Ok(n) = u64::try_from(v.clone()) {
+            return Ok(Value::Number(n.into()));
+        }
+        if let Ok(n) = i64::try_from(v.clone()) {
+            return Ok(Value::Number(n.into()));
+        }
+        return Err(arg_error(
+            path,
+            "expected a BigInt between -2^63 and 2^64 - 1",
+        ));
+    }
+    if Array::is_array(v) {
+        let arr: &Array = v.unchecked_ref();
+        let mut out = Vec::with_capacity(arr.length() as usize);
+        for (i, item) in arr.iter().enumerate() {
+            let p = format!("{path}[{i}]");
+            out.push(if item.is_undefined() {
+                Value::Null
+            } else {
+                to_json(&item, &p, depth + 1)?
+            });
+        }
+        return Ok(Value::Array(out));
+    }
+    if v.is_object() {
+        let obj = plain_object(v, path)?;
+        let mut map = Map::new();
+        for key in Object::keys(&obj).iter() {
+            let name = string(&key, path)?;
+            let item = prop(&obj, &name);
+            if item.is_undefined() {
+                continue;
+            }
+            let p = if path.is_empty() {
+                name.clone()
+            } else {
+                format!("{path}.{name}")
+            };
+            let value = to_json(&item, &p, depth + 1)?;
+            map.insert(name, value);
+        }
+        return Ok(Value::Object(map));
+    }
+    Err(arg_error(
+        path,
+        &format!("expected a JSON value, found {}", describe(v)),
+    ))
+}
+
+/// A finite JS number as a JSON number: integral values within ±(2^53 − 1)
+/// as integers (so `3` and `3.0` are the same integer), others as floats.
+fn number(x: f64) -> Option<Value> {
+    if !x.is_finite() {
+        return None;
+    }
+    if x.trunc() == x && x.abs() <= MAX_SAFE_F64 {
+        // Integral and within ±2^53: exact.
+        #[allow(clippy::cast_possible_truncation)]
+        let n = x as i64;
+        return Some(Value::Number(n.into()));
+    }
+    Number::from_f64(x).map(Value::Number)
+}
+
+/// A policy layer: JSON text, or a plain object read as a JSON value.
+pub(crate) enum Layer {
+    Text(String),
+    Value(Value),
+}
+
+pub(crate) fn layer(v: &JsValue, field: &str) -> JsResult<Layer> {
+    if v.is_string() {
+        string(v, field).map(Layer::Text)
+    } else {
+        plain_object(v, field)?;
+        json_value(v, "").map(Layer::Value)
+    }
+}
+
+/// Builds a policy from layers (all text, all values, or a mix).
+pub(crate) fn policy_from_layers(layers: &[Layer]) -> JsResult<ojs_retry::RetryPolicy> {
+    if layers.iter().all(|l| matches!(l, Layer::Value(_))) {
+        let values: Vec<Value> = layers
+            .iter()
+            .filter_map(|l| match l {
+                Layer::Value(v) => Some(v.clone()),
+                Layer::Text(_) => None,
+            })
+            .collect();
+        return core(ojs_retry::RetryPolicy::from_values(&values));
+    }
+    // Mixed or all text: serialise the values so every layer is text (the
+    // canonical serialisation of a JSON value reads back as the same value).
+    let texts: Vec<String> = layers
+        .iter()
+        .map(|l| match l {
+            Layer::Text(t) => t.clone(),
+            Layer::Value(v) => serde_json::to_string(v).unwrap_or_default(),
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    core(ojs_retry::RetryPolicy::from_json_layers(&refs))
+}
+
+/// A jitter source the caller gave, owning its key.
+pub(crate) enum Jitter {
+    Uniform(f64),
+    Seed(u64),
+    Key(String),
+    Entropy,
+}
+
+impl Jitter {
+    pub(crate) fn source(&self) -> JitterSource<'_> {
+        match self {
+            Self::Uniform(u) => JitterSource::Uniform(*u),
+            Self::Seed(s) => JitterSource::Seed(*s),
+            Self::Key(k) => JitterSource::Key(k),
+            Self::Entropy => JitterSource::Entropy,
+        }
+    }
+}
+
+/// `{u}`, `{seed}` or `{key}`; `None` when omitted.
+pub(crate) fn jitter(v: &JsValue) -> JsResult<Option<Jitter>> {
+    let Some(obj) = options(v, "jitter", &["u", "seed", "key"])? else {
+        return Ok(None);
+    };
+    let keys = Object::keys(&obj);
+    if keys.length() != 1 {
+        return Err(arg_error(
+            "jitter",
+            &format!(
+                "expected exactly one of {{u}}, {{seed}} or {{key}}, found {} keys",
+                keys.length()
+            ),
+        ));
+    }
+    let name = keys.get(0).as_string().unwrap_or_default();
+    let value = prop(&obj, &name);
+    match name.as_str() {
+        "u" => {
+            // Range checks ([0, 1), NaN) belong to the core; only the type here.
+            let u = value.as_f64().ok_or_else(|| {
+                arg_error(
+                    "u",
+                    &format!("expected a number in [0, 1), found {}", describe(&value)),
+                )
+            })?;
+            Ok(Some(Jitter::Uniform(u)))
+        }
+        "seed" => seed(&value).map(|s| Some(Jitter::Seed(s))),
+        _ => string(&value, "key").map(|k| Some(Jitter::Key(k))),
+    }
+}
+
+/// A 64-bit seed: an integer number up to 2^53 − 1 or a BigInt below 2^64.
+fn seed(v: &JsValue) -> JsResult<u64> {
+    if v.is_bigint() {
+        return u64::try_from(v.clone()).map_err(|_| {
+            arg_error(
+                "seed",
+                "expected a BigInt between 0 and 2^64 - 1 (18446744073709551615)",
+            )
+        });
+    }
+    if v.as_f64().is_some() {
+        return uint(v, "seed");
+    }
+    Err(arg_error(
+        "seed",
+        &format!(
+            "expected an integer number up to 2^53 - 1 or a BigInt below 2^64, found {}",
+            describe(v)
+        ),
+    ))
+}
+
+/// A jitter source, defaulting to OS entropy.
+pub(crate) fn jitter_or_entropy(v: &JsValue) -> JsResult<Jitter> {
+    Ok(jitter(v)?.unwrap_or(Jitter::Entropy))
+}
+
+/// Serialises a result as a plain JS value: objects (never `Map`s), `null`
+/// for `None`.
+pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsResult<JsValue> {
+    let ser = serde_wasm_bindgen::Serializer::new()
+        .serialize_maps_as_objects(true)
+        .serialize_missing_as_null(true);
+    value
+        .serialize(&ser)
+        .map_err(|e| js_error("internal.conversion", &e.to_string(), [("", "")]))
+}

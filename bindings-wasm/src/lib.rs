@@ -1,0 +1,533 @@
+//! # ojs-retry-wasm
+//!
+//! The [`ojs_retry`] engine for JavaScript hosts through WebAssembly
+//! (wasm-bindgen): browsers, bundlers, Cloudflare Workers (workerd), Deno,
+//! Bun and Node. Published on npm as `ojs-retry-wasm`; the TypeScript
+//! surface is `ojs-retry.d.ts`, shared with the native `ojs-retry` package.
+//!
+//! This crate is thin: it checks and converts JS arguments, calls the core
+//! and turns every core error into a JS `Error` carrying `code`, `field` and
+//! `faults`. Omitted `now` means `Date.now()`; an omitted jitter source
+//! means OS entropy (`crypto.getRandomValues` through getrandom).
+
+extern crate alloc;
+
+mod convert;
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use js_sys::{Array, Object};
+use ojs_retry::{
+    Action, Decision, Failure, Heartbeat, JobError, Reason, Reservation, RetryState, ScheduleRow,
+};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use convert::{
+    JsResult, arg_error, boolean, core, given, jitter, jitter_or_entropy, json_value, layer, now,
+    opt_uint, options, policy_from_layers, prop, set, string, strings, to_js, uint,
+};
+
+/// `Decision` as the JS API shows it (camelCase keys, `null` when absent).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsDecision<'a> {
+    action: &'static str,
+    reason: &'static str,
+    handler_code: Option<&'static str>,
+    matched_pattern: Option<&'a str>,
+    attempt: u64,
+    timed_out: bool,
+    retry_number: Option<u64>,
+    delay_ms: Option<u64>,
+    next_retry_at: Option<u64>,
+}
+
+fn decision_js(d: &Decision) -> JsResult<JsValue> {
+    to_js(&JsDecision {
+        action: d.action.as_str(),
+        reason: d.reason.as_str(),
+        handler_code: d.handler_code.map(ojs_retry::HandlerCode::as_str),
+        matched_pattern: match &d.reason {
+            Reason::NonRetryable { pattern } => Some(pattern.as_str()),
+            _ => None,
+        },
+        attempt: d.attempt,
+        timed_out: d.timed_out,
+        retry_number: d.retry_number,
+        delay_ms: d.delay_ms,
+        next_retry_at: d.next_retry_at,
+    })
+}
+
+/// `ScheduleRow` as the JS API shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsScheduleRow {
+    retry_number: u64,
+    attempt: u64,
+    raw_ms: u64,
+    capped_ms: u64,
+    min_ms: u64,
+    max_ms: u64,
+    delay_ms: Option<u64>,
+    cumulative_ms: u64,
+}
+
+impl From<&ScheduleRow> for JsScheduleRow {
+    fn from(r: &ScheduleRow) -> Self {
+        Self {
+            retry_number: r.retry_number,
+            attempt: r.attempt,
+            raw_ms: r.raw_ms,
+            capped_ms: r.capped_ms,
+            min_ms: r.min_ms,
+            max_ms: r.max_ms,
+            delay_ms: r.delay_ms,
+            cumulative_ms: r.cumulative_ms,
+        }
+    }
+}
+
+/// A failure passed to `decide()`: `{attempt, type?, code?, timedOut?}`.
+fn failure(v: &JsValue) -> JsResult<Failure> {
+    let Some(obj) = options(v, "failure", &["attempt", "type", "code", "timedOut"])? else {
+        return Err(arg_error(
+            "failure",
+            "expected a failure object {attempt, type?, code?, timedOut?}",
+        ));
+    };
+    let mut f = Failure::new(uint(&prop(&obj, "attempt"), "attempt")?);
+    if let Some(t) = given(&prop(&obj, "type")) {
+        f.error_type = Some(string(t, "type")?);
+    }
+    if let Some(c) = given(&prop(&obj, "code")) {
+        f.code = Some(core(ojs_retry::HandlerCode::parse(&string(c, "code")?))?);
+    }
+    if let Some(t) = given(&prop(&obj, "timedOut")) {
+        f.timed_out = boolean(t, "timed_out")?;
+    }
+    Ok(f)
+}
+
+/// `{now?, jitter?}` with the defaults applied.
+fn decide_options(v: &JsValue) -> JsResult<(u64, convert::Jitter)> {
+    match options(v, "options", &["now", "jitter"])? {
+        None => Ok((now(&JsValue::UNDEFINED)?, convert::Jitter::Entropy)),
+        Some(o) => Ok((
+            now(&prop(&o, "now"))?,
+            jitter_or_entropy(&prop(&o, "jitter"))?,
+        )),
+    }
+}
+
+fn opt_u64_js(v: Option<u64>) -> JsValue {
+    #[allow(clippy::cast_precision_loss)] // engine values stay below 2^53
+    v.map_or(JsValue::NULL, |n| JsValue::from_f64(n as f64))
+}
+
+#[allow(clippy::cast_precision_loss)] // engine values stay below 2^53
+fn num(n: u64) -> f64 {
+    n as f64
+}
+
+/// An immutable, validated, effective retry policy.
+#[wasm_bindgen(js_name = RetryPolicy)]
+pub struct JsRetryPolicy {
+    inner: ojs_retry::RetryPolicy,
+}
+
+#[wasm_bindgen(js_class = RetryPolicy)]
+impl JsRetryPolicy {
+    /// A partial document (object or JSON text) merged over the defaults.
+    #[wasm_bindgen(constructor)]
+    pub fn new(policy: JsValue) -> JsResult<JsRetryPolicy> {
+        let layers: Vec<convert::Layer> = match given(&policy) {
+            None => Vec::new(),
+            Some(p) => alloc::vec![layer(p, "policy")?],
+        };
+        Ok(Self {
+            inner: policy_from_layers(&layers)?,
+        })
+    }
+
+    /// Layers merged in order (the JS wrapper passes `...layers` as one array).
+    pub fn merge(layers: JsValue) -> JsResult<JsRetryPolicy> {
+        if !Array::is_array(&layers) {
+            return Err(arg_error("layers", "expected an array of policy layers"));
+        }
+        let arr: &Array = layers.unchecked_ref();
+        let mut out = Vec::with_capacity(arr.length() as usize);
+        for (i, l) in arr.iter().enumerate() {
+            out.push(layer(&l, &alloc::format!("layers[{i}]"))?);
+        }
+        Ok(Self {
+            inner: policy_from_layers(&out)?,
+        })
+    }
+
+    /// `max_attempts`.
+    #[wasm_bindgen(getter = maxAttempts)]
+    pub fn max_attempts(&self) -> f64 {
+        num(self.inner.max_attempts())
+    }
+
+    /// `initial_interval` in ms.
+    #[wasm_bindgen(getter = initialIntervalMs)]
+    pub fn initial_interval_ms(&self) -> f64 {
+        num(self.inner.initial_interval_ms())
+    }
+
+    /// `backoff_coefficient`.
+    #[wasm_bindgen(getter = backoffCoefficient)]
+    pub fn backoff_coefficient(&self) -> f64 {
+        self.inner.backoff_coefficient()
+    }
+
+    /// `max_interval` in ms.
+    #[wasm_bindgen(getter = maxIntervalMs)]
+    pub fn max_interval_ms(&self) -> f64 {
+        num(self.inner.max_interval_ms())
+    }
+
+    /// `jitter`.
+    #[wasm_bindgen(getter)]
+    pub fn jitter(&self) -> bool {
+        self.inner.jitter()
+    }
+
+    /// `non_retryable_errors`.
+    #[wasm_bindgen(getter = nonRetryableErrors)]
+    pub fn non_retryable_errors(&self) -> Array {
+        self.inner
+            .non_retryable_errors()
+            .iter()
+            .map(|s| JsValue::from_str(s))
+            .collect()
+    }
+
+    /// `on_exhaustion`.
+    #[wasm_bindgen(getter = onExhaustion)]
+    pub fn on_exhaustion(&self) -> String {
+        self.inner.on_exhaustion().as_str().into()
+    }
+
+    /// The backoff strategy's name.
+    #[wasm_bindgen(getter = backoffStrategy)]
+    pub fn backoff_strategy(&self) -> String {
+        self.inner.strategy().as_str().into()
+    }
+
+    /// `max(maxAttempts, 1) − 1`.
+    #[wasm_bindgen(getter = maxRetries)]
+    pub fn max_retries(&self) -> f64 {
+        num(self.inner.max_retries())
+    }
+
+    /// The canonical effective policy as an object.
+    #[wasm_bindgen(js_name = toJSON)]
+    pub fn to_json(&self) -> JsResult<JsValue> {
+        to_js(&self.inner)
+    }
+
+    /// The canonical effective policy as compact JSON text.
+    #[wasm_bindgen(js_name = toString)]
+    pub fn to_string_js(&self) -> String {
+        self.inner.to_json()
+    }
+
+    /// The delay in ms before retry `retryNumber`.
+    pub fn delay(&self, retry_number: JsValue, jitter: JsValue) -> JsResult<f64> {
+        let n = uint(&retry_number, "retry_number")?;
+        let j = jitter_or_entropy(&jitter)?;
+        core(self.inner.delay(n, j.source())).map(num)
+    }
+
+    /// Retries `1..=count`.
+    pub fn schedule(&self, count: JsValue, jitter: JsValue) -> JsResult<JsValue> {
+        let count = uint(&count, "count")?;
+        let j = convert::jitter(&jitter)?;
+        let rows = core(
+            self.inner
+                .schedule(count, j.as_ref().map(convert::Jitter::source)),
+        )?;
+        let rows: Vec<JsScheduleRow> = rows.iter().map(JsScheduleRow::from).collect();
+        to_js(&rows)
+    }
+
+    /// Retry, discard or dead-letter after a failure.
+    pub fn decide(&self, failure: JsValue, options: JsValue) -> JsResult<JsValue> {
+        let f = self::failure(&failure)?;
+        let (now, j) = decide_options(&options)?;
+        decision_js(&core(self.inner.decide(&f, now, j.source()))?)
+    }
+}
+
+/// `{historyLimit?}`.
+fn history_limit(v: &JsValue) -> JsResult<Option<usize>> {
+    let Some(o) = options(v, "options", &["historyLimit"])? else {
+        return Ok(None);
+    };
+    match opt_uint(&prop(&o, "historyLimit"), "history_limit")? {
+        None => Ok(None),
+        Some(n) => usize::try_from(n).map(Some).map_err(|_| {
+            arg_error(
+                "history_limit",
+                &alloc::format!("expected at most {} in wasm32, found {n}", usize::MAX),
+            )
+        }),
+    }
+}
+
+fn action_js(a: Option<Action>) -> JsValue {
+    a.map_or(JsValue::NULL, |a| JsValue::from_str(a.as_str()))
+}
+
+/// Per-job retry state (§10).
+#[wasm_bindgen(js_name = RetryState)]
+pub struct JsRetryState {
+    inner: RetryState,
+}
+
+#[wasm_bindgen(js_class = RetryState)]
+impl JsRetryState {
+    /// A fresh job at attempt 1.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> JsResult<JsRetryState> {
+        let mut inner = RetryState::new();
+        if let Some(n) = history_limit(&options)? {
+            inner = core(inner.with_history_limit(n))?;
+        }
+        Ok(Self { inner })
+    }
+
+    /// Reads a §10 state document (object or JSON text).
+    #[wasm_bindgen(js_name = fromJSON)]
+    pub fn from_json(state: JsValue, options: JsValue) -> JsResult<JsRetryState> {
+        let limit = history_limit(&options)?.unwrap_or(ojs_retry::state::MIN_HISTORY);
+        let inner = if state.is_string() {
+            core(RetryState::from_json(&string(&state, "state")?, limit))?
+        } else {
+            core(RetryState::from_value(&json_value(&state, "")?, limit))?
+        };
+        Ok(Self { inner })
+    }
+
+    /// The attempt number (1-based).
+    #[wasm_bindgen(getter)]
+    pub fn attempt(&self) -> f64 {
+        num(self.inner.attempt())
+    }
+
+    /// Epoch ms, or null when not retrying.
+    #[wasm_bindgen(getter = nextRetryAt)]
+    pub fn next_retry_at(&self) -> JsValue {
+        opt_u64_js(self.inner.next_retry_at())
+    }
+
+    /// `"discard"`, `"dead_letter"` or null.
+    #[wasm_bindgen(getter)]
+    pub fn terminal(&self) -> JsValue {
+        action_js(self.inner.terminal())
+    }
+
+    /// The bound on the error history.
+    #[wasm_bindgen(getter = historyLimit)]
+    pub fn history_limit(&self) -> f64 {
+        #[allow(clippy::cast_precision_loss)]
+        let n = self.inner.history_limit() as f64;
+        n
+    }
+
+    /// Records a handler failure and returns the decision.
+    #[wasm_bindgen(js_name = recordFailure)]
+    pub fn record_failure(
+        &mut self,
+        policy: &JsRetryPolicy,
+        error: JsValue,
+        options: JsValue,
+    ) -> JsResult<JsValue> {
+        let e = job_error(&error)?;
+        let (now, j) = decide_options(&options)?;
+        let d = core(
+            self.inner
+                .record_failure(&policy.inner, &e, now, j.source()),
+        )?;
+        decision_js(&d)
+    }
+
+    /// Records an expired reservation and returns the decision.
+    #[wasm_bindgen(js_name = recordTimeout)]
+    pub fn record_timeout(
+        &mut self,
+        policy: &JsRetryPolicy,
+        options: JsValue,
+    ) -> JsResult<JsValue> {
+        let (now, j) = decide_options(&options)?;
+        let d = core(self.inner.record_timeout(&policy.inner, now, j.source()))?;
+        decision_js(&d)
+    }
+
+    /// The §10 state document as an object (`JSON.parse(toString())`).
+    #[wasm_bindgen(js_name = toJSON)]
+    pub fn to_json(&self) -> JsResult<JsValue> {
+        js_sys::JSON::parse(&self.inner.to_json())
+    }
+
+    /// The §10 state document as compact JSON text.
+    #[wasm_bindgen(js_name = toString)]
+    pub fn to_string_js(&self) -> String {
+        self.inner.to_json()
+    }
+}
+
+/// `{type, message, code?, details?}`.
+fn job_error(v: &JsValue) -> JsResult<JobError> {
+    let Some(obj) = options(v, "error", &["type", "message", "code", "details"])? else {
+        return Err(arg_error(
+            "error",
+            "expected an error object {type, message, code?, details?}",
+        ));
+    };
+    let mut e = JobError::new(
+        string(&prop(&obj, "type"), "type")?,
+        string(&prop(&obj, "message"), "message")?,
+    );
+    if let Some(c) = given(&prop(&obj, "code")) {
+        e.code = Some(core(ojs_retry::HandlerCode::parse(&string(c, "code")?))?);
+    }
+    let details = prop(&obj, "details");
+    if !details.is_undefined() {
+        e.details = Some(json_value(&details, "details")?);
+    }
+    Ok(e)
+}
+
+/// A visibility-timeout reservation (§9.2, §9.3).
+#[wasm_bindgen(js_name = Reservation)]
+pub struct JsReservation {
+    inner: Reservation,
+}
+
+#[wasm_bindgen(js_class = Reservation)]
+impl JsReservation {
+    /// Reserves `attempt` until `now + visibilityTimeoutMs`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        attempt: JsValue,
+        visibility_timeout_ms: JsValue,
+        now: JsValue,
+    ) -> JsResult<JsReservation> {
+        let attempt = uint(&attempt, "attempt")?;
+        let timeout = uint(&visibility_timeout_ms, "visibility_timeout_ms")?;
+        let now = convert::now(&now)?;
+        Ok(Self {
+            inner: core(Reservation::new(attempt, now, timeout))?,
+        })
+    }
+
+    /// The reserved attempt.
+    #[wasm_bindgen(getter)]
+    pub fn attempt(&self) -> f64 {
+        num(self.inner.attempt())
+    }
+
+    /// The visibility timeout in ms.
+    #[wasm_bindgen(getter = visibilityTimeoutMs)]
+    pub fn visibility_timeout_ms(&self) -> f64 {
+        num(self.inner.visibility_timeout_ms())
+    }
+
+    /// The deadline, epoch ms.
+    #[wasm_bindgen(getter)]
+    pub fn deadline(&self) -> f64 {
+        num(self.inner.deadline())
+    }
+
+    /// Extends the deadline, unless already expired.
+    pub fn heartbeat(&mut self, now: JsValue) -> JsResult<JsValue> {
+        let now = convert::now(&now)?;
+        let out = Object::new();
+        match core(self.inner.heartbeat(now))? {
+            Heartbeat::Extended { deadline } => {
+                set(&out, "extended", &JsValue::TRUE);
+                set(&out, "deadline", &JsValue::from_f64(num(deadline)));
+            }
+            Heartbeat::Expired => set(&out, "extended", &JsValue::FALSE),
+        }
+        Ok(out.into())
+    }
+
+    /// Whether `now` has reached the deadline.
+    #[wasm_bindgen(js_name = isExpired)]
+    pub fn is_expired(&self, now: JsValue) -> JsResult<bool> {
+        core(self.inner.is_expired(convert::now(&now)?))
+    }
+
+    /// The failure to pass to `decide()` once expired, else null.
+    pub fn expiry(&self, now: JsValue) -> JsResult<JsValue> {
+        match core(self.inner.expiry(convert::now(&now)?))? {
+            None => Ok(JsValue::NULL),
+            Some(f) => {
+                let out = Object::new();
+                set(&out, "attempt", &JsValue::from_f64(num(f.attempt)));
+                set(&out, "timedOut", &JsValue::from_bool(f.timed_out));
+                Ok(out.into())
+            }
+        }
+    }
+}
+
+/// Whether `errorType` matches one of `patterns` (§6).
+#[wasm_bindgen]
+pub fn matches(error_type: JsValue, patterns: JsValue) -> JsResult<bool> {
+    let t = string(&error_type, "error_type")?;
+    let p = strings(&patterns, "patterns")?;
+    Ok(ojs_retry::matches(&t, &p))
+}
+
+/// The first entry of `patterns` that `errorType` matches, or null.
+#[wasm_bindgen(js_name = firstMatch)]
+pub fn first_match(error_type: JsValue, patterns: JsValue) -> JsResult<JsValue> {
+    let t = string(&error_type, "error_type")?;
+    let p = strings(&patterns, "patterns")?;
+    Ok(ojs_retry::first_match(&t, &p).map_or(JsValue::NULL, JsValue::from_str))
+}
+
+/// An ISO 8601 duration as milliseconds.
+#[wasm_bindgen(js_name = parseDuration)]
+pub fn parse_duration(text: JsValue) -> JsResult<f64> {
+    core(ojs_retry::parse_duration(&string(&text, "duration")?)).map(num)
+}
+
+/// Milliseconds as the canonical duration string.
+#[wasm_bindgen(js_name = formatDuration)]
+pub fn format_duration(ms: JsValue) -> JsResult<String> {
+    core(ojs_retry::format_duration(uint(&ms, "duration")?))
+}
+
+/// Epoch milliseconds as RFC 3339 UTC.
+#[wasm_bindgen(js_name = formatTimestamp)]
+pub fn format_timestamp(ms: JsValue) -> JsResult<String> {
+    core(ojs_retry::format_timestamp(uint(&ms, "timestamp")?))
+}
+
+/// RFC 3339 text as epoch milliseconds.
+#[wasm_bindgen(js_name = parseTimestamp)]
+pub fn parse_timestamp(text: JsValue) -> JsResult<f64> {
+    core(ojs_retry::parse_timestamp(&string(&text, "timestamp")?)).map(num)
+}
+
+/// The 53-bit sample `k` (`u = k / 2^53`) a jitter source gives for a retry.
+#[wasm_bindgen(js_name = jitterSample)]
+pub fn jitter_sample(retry_number: JsValue, jitter: JsValue) -> JsResult<f64> {
+    let n = uint(&retry_number, "retry_number")?;
+    let Some(j) = self::jitter(&jitter)? else {
+        return Err(arg_error(
+            "jitter",
+            "expected a jitter source {u}, {seed} or {key}",
+        ));
+    };
+    core(j.source().sample(n)).map(|s| num(s.bits()))
+}
