@@ -119,6 +119,13 @@ pub(crate) enum Spread {
     /// Additive: `d + max_ms · u`.
     #[allow(dead_code)]
     Additive(u64),
+    /// "Decorrelated jitter": `base + (3·prev − base) · u`, where `prev` is
+    /// the previous retry's delay (the initial interval before retry 1). It
+    /// depends on the chain of earlier samples, so [`Backoff::decorrelated`]
+    /// walks it; with a seeded or keyed source every sample is
+    /// random-access, so the chain is reproducible anywhere.
+    #[allow(dead_code)]
+    Decorrelated,
 }
 
 /// How the raw `f64` delay becomes integer milliseconds.
@@ -228,6 +235,8 @@ impl Backoff {
                 half + scale(capped - half, k)
             }
             Spread::Additive(max) => capped.saturating_add(scale(max, k)),
+            // Without the chain, a single step from `capped` as the previous delay.
+            Spread::Decorrelated => self.decorrelated_step(capped, sample),
         };
         d.min(self.cap_ms)
     }
@@ -251,6 +260,25 @@ impl Backoff {
     /// The final delay for retry `n`.
     pub(crate) fn delay(&self, n: u64, sample: Sample) -> u64 {
         self.jittered(self.raw_ms(n).min(self.cap_ms), sample)
+    }
+
+    /// One decorrelated step: `min(cap, base + floor((3·prev − base) · u))`.
+    fn decorrelated_step(&self, prev: u64, sample: Sample) -> u64 {
+        let base = self.initial_ms;
+        let upper = prev.saturating_mul(3).max(base);
+        base.saturating_add(scale(upper - base, sample.bits())).min(self.cap_ms)
+    }
+
+    /// The decorrelated-jitter delay of retry `n`, walking the chain from
+    /// `prev = initial` with `sample(i)` for retries `1..=n`. `n` is bounded
+    /// by the caller (the chain is linear in `n`).
+    #[allow(dead_code)]
+    pub(crate) fn decorrelated(&self, n: u64, mut sample: impl FnMut(u64) -> Sample) -> u64 {
+        let mut prev = self.initial_ms;
+        for i in 1..=n {
+            prev = self.decorrelated_step(prev, sample(i));
+        }
+        prev
     }
 
     /// Whether a jitter sample changes anything (so sources need not draw).
@@ -303,6 +331,19 @@ mod tests {
             b(Curve::Constant, Spread::Full).jittered(10_000, Sample::MAX),
             9_999
         );
+    }
+
+    #[test]
+    fn decorrelated_chain_by_hand() {
+        // base 1000, cap 300 000; u = 0.5 every step:
+        // 1000 + (3000 − 1000)/2 = 2000; 1000 + (6000 − 1000)/2 = 3500;
+        // 1000 + (10 500 − 1000)/2 = 5750.
+        let d = b(Curve::Constant, Spread::Decorrelated);
+        let half = Sample::from_unit(0.5).unwrap();
+        assert_eq!([1, 2, 3].map(|n| d.decorrelated(n, |_| half)), [2_000, 3_500, 5_750]);
+        // u = 0 stays at base; the cap holds.
+        assert_eq!(d.decorrelated(50, |_| Sample::MIN), 1_000);
+        assert_eq!(d.decorrelated(50, |_| Sample::MAX), 300_000);
     }
 
     #[test]
