@@ -266,7 +266,8 @@ impl Backoff {
     fn decorrelated_step(&self, prev: u64, sample: Sample) -> u64 {
         let base = self.initial_ms;
         let upper = prev.saturating_mul(3).max(base);
-        base.saturating_add(scale(upper - base, sample.bits())).min(self.cap_ms)
+        base.saturating_add(scale(upper - base, sample.bits()))
+            .min(self.cap_ms)
     }
 
     /// The decorrelated-jitter delay of retry `n`, walking the chain from
@@ -340,7 +341,10 @@ mod tests {
         // 1000 + (10 500 − 1000)/2 = 5750.
         let d = b(Curve::Constant, Spread::Decorrelated);
         let half = Sample::from_unit(0.5).unwrap();
-        assert_eq!([1, 2, 3].map(|n| d.decorrelated(n, |_| half)), [2_000, 3_500, 5_750]);
+        assert_eq!(
+            [1, 2, 3].map(|n| d.decorrelated(n, |_| half)),
+            [2_000, 3_500, 5_750]
+        );
         // u = 0 stays at base; the cap holds.
         assert_eq!(d.decorrelated(50, |_| Sample::MIN), 1_000);
         assert_eq!(d.decorrelated(50, |_| Sample::MAX), 300_000);

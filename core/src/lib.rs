@@ -62,6 +62,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod args;
 pub mod backoff;
 pub mod decision;
 pub mod duration;

@@ -1,0 +1,74 @@
+//! Argument conversions every binding needs, kept here so that no two
+//! bindings carry the same branch: JavaScript numbers are `f64`, and a
+//! caller's jitter choice must outlive the borrowed [`JitterSource`].
+
+use alloc::format;
+use alloc::string::String;
+
+use crate::duration::MAX_MS;
+use crate::error::Error;
+use crate::jitter::JitterSource;
+
+/// An integer argument given as a float (a JavaScript number): it must be
+/// finite, integral and in `0..=2^53−1`; anything else is an error naming
+/// `field`, never a truncation or a clamp. `-0` is `0`.
+///
+/// # Errors
+///
+/// `validation.invalid_argument` with `field`.
+///
+/// ```
+/// use ojs_retry::args::uint_from_f64;
+/// assert_eq!(uint_from_f64("attempt", 3.0).unwrap(), 3);
+/// assert_eq!(uint_from_f64("attempt", 2.5).unwrap_err().field(), "attempt");
+/// assert!(uint_from_f64("now", f64::NAN).is_err());
+/// assert!(uint_from_f64("now", 9_007_199_254_740_992.0).is_err());
+/// ```
+pub fn uint_from_f64(field: &str, value: f64) -> Result<u64, Error> {
+    #[allow(clippy::cast_precision_loss)]
+    let max = MAX_MS as f64;
+    if !value.is_finite() || libm::trunc(value) != value || value < 0.0 || value > max {
+        return Err(Error::arg(
+            field,
+            format!("expected an integer between 0 and {MAX_MS}, found {value}"),
+        ));
+    }
+    // Integral and within [0, 2^53): exact.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Ok(value as u64)
+}
+
+/// A jitter choice that owns its key, for bindings that receive the key
+/// as a foreign string and call the core later.
+///
+/// ```
+/// use ojs_retry::args::Jitter;
+/// let j = Jitter::Key("job-1".to_owned());
+/// assert_eq!(j.source().sample(1).unwrap(), ojs_retry::JitterSource::Key("job-1").sample(1).unwrap());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum Jitter {
+    /// An explicit sample in `[0, 1)`.
+    Uniform(f64),
+    /// The documented SplitMix64 stream.
+    Seed(u64),
+    /// Stateless keyed jitter.
+    Key(String),
+    /// OS entropy.
+    #[cfg(feature = "std")]
+    Entropy,
+}
+
+impl Jitter {
+    /// The borrowed source to pass to the core.
+    #[must_use]
+    pub fn source(&self) -> JitterSource<'_> {
+        match self {
+            Self::Uniform(u) => JitterSource::Uniform(*u),
+            Self::Seed(s) => JitterSource::Seed(*s),
+            Self::Key(k) => JitterSource::Key(k),
+            #[cfg(feature = "std")]
+            Self::Entropy => JitterSource::Entropy,
+        }
+    }
+}
