@@ -4,7 +4,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ojs_retry::{JitterSource, MAX_MS};
+use ojs_retry::MAX_MS;
+use ojs_retry::args::Jitter;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
@@ -111,21 +112,26 @@ pub(crate) fn text_list(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<Vec<Str
         .collect()
 }
 
-/// The caller's jitter source, owned (the core's borrows the key).
-pub(crate) enum Jitter {
-    /// An explicit sample in [0, 1).
-    Uniform(f64),
-    /// The documented SplitMix64 stream.
-    Seed(u64),
-    /// Stateless keyed jitter.
-    Key(String),
-    /// OS entropy (the default).
-    Entropy,
+/// Reads the jitter keyword arguments (`u` / `seed` / `key`).
+pub(crate) trait JitterArgs: Sized {
+    /// At most one source; none means OS entropy.
+    fn from_args(
+        py: Python<'_>,
+        u: Option<&Bound<'_, PyAny>>,
+        seed: Option<&Bound<'_, PyAny>>,
+        key: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self>;
+    /// As [`JitterArgs::from_args`], but `None` when no source is given.
+    fn opt_from_args<'py>(
+        py: Python<'py>,
+        u: Option<&Bound<'py, PyAny>>,
+        seed: Option<&Bound<'py, PyAny>>,
+        key: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Self>>;
 }
 
-impl Jitter {
-    /// Reads `u` / `seed` / `key`: at most one; none means entropy.
-    pub(crate) fn from_args(
+impl JitterArgs for Jitter {
+    fn from_args(
         py: Python<'_>,
         u: Option<&Bound<'_, PyAny>>,
         seed: Option<&Bound<'_, PyAny>>,
@@ -134,8 +140,7 @@ impl Jitter {
         Ok(Self::opt_from_args(py, u, seed, key)?.unwrap_or(Self::Entropy))
     }
 
-    /// As [`Jitter::from_args`], but `None` when no source is given.
-    pub(crate) fn opt_from_args<'py>(
+    fn opt_from_args<'py>(
         py: Python<'py>,
         u: Option<&Bound<'py, PyAny>>,
         seed: Option<&Bound<'py, PyAny>>,
@@ -193,16 +198,6 @@ impl Jitter {
             return text(&key, "key").map(|k| Some(Self::Key(k)));
         }
         Ok(None)
-    }
-
-    /// The core's view of this source.
-    pub(crate) fn source(&self) -> JitterSource<'_> {
-        match self {
-            Self::Uniform(u) => JitterSource::Uniform(*u),
-            Self::Seed(s) => JitterSource::Seed(*s),
-            Self::Key(k) => JitterSource::Key(k),
-            Self::Entropy => JitterSource::Entropy,
-        }
     }
 }
 

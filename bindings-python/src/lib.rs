@@ -17,7 +17,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 use serde_json::Value;
 
-use crate::convert::{Doc, Jitter};
+use ojs_retry::args::Jitter;
+
+use crate::convert::{Doc, JitterArgs};
 use crate::errors::{CoreResult, PolicyError, arg};
 
 /// Locks a mutex; the core never panics while holding one, and a poisoned
