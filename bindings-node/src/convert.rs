@@ -7,7 +7,8 @@
 
 use napi::bindgen_prelude::{Env, JsObjectValue, JsValue, Null, Object, ToNapiValue, Unknown};
 use napi::{Status, ValueType};
-use ojs_retry::{Error as CoreError, JitterSource, MAX_MS};
+use ojs_retry::args::{Jitter, uint_from_f64 as core_uint};
+use ojs_retry::{Error as CoreError, MAX_MS};
 use serde_json::{Map, Number, Value};
 
 /// `validation.invalid_argument`: what the boundary reports for a value of
@@ -145,21 +146,19 @@ fn number(v: Unknown<'_>, t: ValueType, field: &str, expected: &str) -> Res<f64>
 /// or clamped.
 pub fn uint(v: Unknown<'_>, field: &str) -> Res<u64> {
     let t = v.get_type()?;
-    let expected = format!("expected an integer between 0 and {MAX_MS}");
-    let x = number(v, t, field, &expected)?;
-    uint_from_f64(x, field, &expected)
+    let x = number(
+        v,
+        t,
+        field,
+        &format!("expected an integer between 0 and {MAX_MS}"),
+    )?;
+    uint_from_f64(x, field)
 }
 
-/// The check of [`uint`] on a number already read.
-pub fn uint_from_f64(x: f64, field: &str, expected: &str) -> Res<u64> {
-    #[allow(clippy::cast_precision_loss)] // 2^53 − 1 is exact in f64
-    let max = MAX_MS as f64;
-    if x.is_finite() && x.fract() == 0.0 && (0.0..=max).contains(&x) {
-        // Integral and within [0, 2^53): exact.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        return Ok(x as u64);
-    }
-    Err(arg(field, format!("{expected}, found {}", show_f64(x))))
+/// The check of [`uint`] on a number already read (the core's shared
+/// conversion, so every JS binding rejects the same values the same way).
+pub fn uint_from_f64(x: f64, field: &str) -> Res<u64> {
+    Ok(core_uint(field, x)?)
 }
 
 /// `f64` as JS would print it (`NaN`, `Infinity`, `1.5`, `-3`).
@@ -228,28 +227,6 @@ pub fn strings(v: Unknown<'_>, field: &str) -> Res<Vec<String>> {
     Ok(out)
 }
 
-/// A jitter source the caller chose, owning its key.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Jitter {
-    /// `{ u }`
-    Uniform(f64),
-    /// `{ seed }`
-    Seed(u64),
-    /// `{ key }`
-    Key(String),
-}
-
-impl Jitter {
-    /// The core's view of it.
-    pub fn source(&self) -> JitterSource<'_> {
-        match self {
-            Self::Uniform(u) => JitterSource::Uniform(*u),
-            Self::Seed(s) => JitterSource::Seed(*s),
-            Self::Key(k) => JitterSource::Key(k),
-        }
-    }
-}
-
 /// Reads `{u} | {seed} | {key}`; `undefined` (or a missing argument) is
 /// `None`.
 pub fn jitter(v: Option<Unknown<'_>>) -> Res<Option<Jitter>> {
@@ -307,9 +284,13 @@ fn seed_value(v: Unknown<'_>) -> Res<u64> {
             )
         });
     }
-    let expected = format!("expected an integer between 0 and {MAX_MS}, or a bigint below 2^64");
-    let x = number(v, t, "seed", &expected)?;
-    uint_from_f64(x, "seed", &expected)
+    let x = number(
+        v,
+        t,
+        "seed",
+        &format!("expected an integer between 0 and {MAX_MS}, or a bigint below 2^64"),
+    )?;
+    uint_from_f64(x, "seed")
 }
 
 /// A JS value as JSON, for documents (policies, state, details): objects,

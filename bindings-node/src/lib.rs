@@ -23,8 +23,10 @@ use ojs_retry::{
 };
 use serde_json::Value;
 
+use ojs_retry::args::Jitter;
+
 use crate::convert::{
-    Jitter, Res, arg, jitter, now_or_clock, num, string, strings, throw, type_name, uint,
+    Res, arg, jitter, now_or_clock, num, string, strings, throw, type_name, uint,
 };
 
 /// Runs `f` and turns a [`Fail`] into the JS error to throw.
@@ -385,10 +387,6 @@ impl RetryPolicy {
                     Err(e) => Err(e.into()),
                 }
             };
-            let expected = format!(
-                "expected a retry number between 1 and {}",
-                ojs_retry::MAX_MS
-            );
             match retry_numbers {
                 Either3::A(u32s) => u32s
                     .iter()
@@ -398,7 +396,7 @@ impl RetryPolicy {
                 Either3::B(f64s) => f64s
                     .iter()
                     .enumerate()
-                    .map(|(i, x)| one(i, convert::uint_from_f64(*x, &field(i), &expected)?))
+                    .map(|(i, x)| one(i, convert::uint_from_f64(*x, &field(i))?))
                     .collect(),
                 Either3::C(v) => {
                     let t = v.get_type()?;

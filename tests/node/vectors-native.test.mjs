@@ -1,22 +1,18 @@
-// Every conformance vector through the native addon.
+// Every conformance vector through the native addon of the ojs-retry package.
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { test } from 'node:test'
 
-import { applies, loadCases, runCase } from './lib/vectors.mjs'
+import { vectorTests } from './lib/run-vectors.mjs'
 
 delete process.env.OJS_RETRY_FORCE_WASM
-const require = createRequire(import.meta.url)
-const api = require('../../bindings-node/index.js')
+const api = createRequire(import.meta.url)('../../bindings-node/index.js')
 
-// Cases restricted (by their `runtimes` list) to other runtimes, by id.
-const NOT_APPLICABLE = new Set([])
+// Cases a vector restricts (`runtimes`) to other runtimes, by id, with why.
+const NATIVE_NOT_APPLICABLE = {}
 
 test('the native backend loaded', () => {
   assert.equal(api.backend, 'native')
 })
 
-for (const c of loadCases()) {
-  if (!applies(c, 'node-native', NOT_APPLICABLE)) continue
-  test(`${c.file} ${c.id}`, () => runCase(api, c))
-}
+vectorTests(api, 'node-native', NATIVE_NOT_APPLICABLE)

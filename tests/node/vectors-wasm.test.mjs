@@ -4,20 +4,14 @@ import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { test } from 'node:test'
 
-import { applies, loadCases, runCase } from './lib/vectors.mjs'
+import { WASM_NOT_APPLICABLE } from '../js-common/not-applicable.mjs'
+import { vectorTests } from './lib/run-vectors.mjs'
 
 process.env.OJS_RETRY_FORCE_WASM = '1'
-const require = createRequire(import.meta.url)
-const api = require('../../bindings-node/index.js')
-
-// Cases restricted (by their `runtimes` list) to other runtimes, by id.
-const NOT_APPLICABLE = new Set([])
+const api = createRequire(import.meta.url)('../../bindings-node/index.js')
 
 test('the wasm backend loaded', () => {
   assert.equal(api.backend, 'wasm')
 })
 
-for (const c of loadCases()) {
-  if (!applies(c, 'node-wasm', NOT_APPLICABLE)) continue
-  test(`${c.file} ${c.id}`, () => runCase(api, c))
-}
+vectorTests(api, 'wasm-node', WASM_NOT_APPLICABLE)

@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 
+import { apiChecks } from '../../js-common/api-checks.mjs'
+
 const MAX = 2 ** 53 - 1
 
 /** Asserts `fn` throws an engine error with this code and field. */
@@ -33,6 +35,15 @@ const ARG = 'validation.invalid_argument'
 
 export function apiSuite(api, expectedBackend) {
   const { RetryPolicy, RetryState, Reservation } = api
+
+  test('the shared JS API checks (tests/js-common/api-checks.mjs)', () => {
+    const results = apiChecks(api)
+    assert.ok(results.length > 0)
+    assert.deepEqual(
+      results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.message}`),
+      [],
+    )
+  })
 
   test(`backend is reported as ${expectedBackend}`, () => {
     assert.equal(api.backend, expectedBackend)
