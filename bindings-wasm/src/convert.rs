@@ -374,11 +374,12 @@ pub(crate) enum Layer {
     Value(Value),
 }
 
+/// Anything that is not a string is read as a JSON value and judged by the
+/// core (`null`, arrays and numbers are documents that are not objects).
 pub(crate) fn layer(v: &JsValue, field: &str) -> JsResult<Layer> {
     if v.is_string() {
         string(v, field).map(Layer::Text)
     } else {
-        plain_object(v, field)?;
         json_value(v, "").map(Layer::Value)
     }
 }

@@ -143,9 +143,12 @@ impl JsRetryPolicy {
     /// A partial document (object or JSON text) merged over the defaults.
     #[wasm_bindgen(constructor)]
     pub fn new(policy: JsValue) -> JsResult<JsRetryPolicy> {
-        let layers: Vec<convert::Layer> = match given(&policy) {
-            None => Vec::new(),
-            Some(p) => alloc::vec![layer(p, "policy")?],
+        // Only an omitted argument means "the defaults": `null` is a
+        // document, and not an object (DESIGN: null is an error).
+        let layers: Vec<convert::Layer> = if policy.is_undefined() {
+            Vec::new()
+        } else {
+            alloc::vec![layer(&policy, "policy")?]
         };
         Ok(Self {
             inner: policy_from_layers(&layers)?,
