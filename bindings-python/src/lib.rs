@@ -644,9 +644,10 @@ impl PyRetryState {
         };
         let now = convert::now(py, now)?;
         let j = Jitter::from_args(py, u, seed, key)?;
-        let inner = lock(&self.inner)
-            .record_failure(&policy.get().inner, &error, now, j.source())
-            .py(py)?;
+        // The guard is dropped before any Python call (no lock is held
+        // while the interpreter could switch threads).
+        let result = lock(&self.inner).record_failure(&policy.get().inner, &error, now, j.source());
+        let inner = result.py(py)?;
         Ok(PyDecision { inner })
     }
 
@@ -664,9 +665,8 @@ impl PyRetryState {
         let policy = policy_arg(policy)?;
         let now = convert::now(py, now)?;
         let j = Jitter::from_args(py, u, seed, key)?;
-        let inner = lock(&self.inner)
-            .record_timeout(&policy.get().inner, now, j.source())
-            .py(py)?;
+        let result = lock(&self.inner).record_timeout(&policy.get().inner, now, j.source());
+        let inner = result.py(py)?;
         Ok(PyDecision { inner })
     }
 
@@ -763,7 +763,8 @@ impl PyReservation {
         now: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let now = convert::now(py, now)?;
-        let hb = lock(&self.inner).heartbeat(now).py(py)?;
+        let result = lock(&self.inner).heartbeat(now);
+        let hb = result.py(py)?;
         match hb {
             Heartbeat::Extended { deadline } => PyTuple::new(
                 py,
@@ -785,7 +786,8 @@ impl PyReservation {
     #[pyo3(signature = (now=None))]
     fn is_expired(&self, py: Python<'_>, now: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
         let now = convert::now(py, now)?;
-        lock(&self.inner).is_expired(now).py(py)
+        let result = lock(&self.inner).is_expired(now);
+        result.py(py)
     }
     /// ``{"attempt": n, "timed_out": True}`` once expired (the failure to
     /// pass to ``decide``), else ``None``.
@@ -796,7 +798,8 @@ impl PyReservation {
         now: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let now = convert::now(py, now)?;
-        let failure = lock(&self.inner).expiry(now).py(py)?;
+        let result = lock(&self.inner).expiry(now);
+        let failure = result.py(py)?;
         failure
             .map(|f| {
                 let d = PyDict::new(py);
