@@ -157,8 +157,13 @@ test("an omitted jitter source draws OS entropy: varied, within the jitter range
   // 300 draws from 4000 values: a constant or badly seeded source shows up.
   assert.ok(seen.size > 200, `only ${seen.size} distinct delays in 300 draws`);
   const decisions = new Set();
-  for (let i = 0; i < 50; i++) decisions.add(p.decide({ attempt: 3 }, { now: NOW }).delayMs);
-  assert.ok(decisions.size > 30);
+  for (let i = 0; i < 50; i++) {
+    const d = p.decide({ attempt: 2 }, { now: NOW }); // retry 2: range [1000, 2999]
+    assert.equal(d.action, "retry");
+    assert.ok(d.delayMs >= 1000 && d.delayMs <= 2999, `delay ${d.delayMs}`);
+    decisions.add(d.delayMs);
+  }
+  assert.ok(decisions.size > 30, `only ${decisions.size} distinct decision delays in 50`);
   const rows = p.schedule(2, undefined);
   assert.equal(rows[1].delayMs, null);
 });
