@@ -53,6 +53,24 @@ impl From<napi::Error> for Fail {
 /// The result type of every conversion.
 pub type Res<T> = Result<T, Fail>;
 
+/// The same failure reported for another field (e.g. `retry_numbers[3]`
+/// for an element of a batch argument).
+pub fn refield(fail: Fail, field: impl FnOnce() -> String) -> Fail {
+    match fail {
+        Fail::Core(e) => Fail::Arg {
+            code: e.code().as_str(),
+            field: field(),
+            message: e.message().to_owned(),
+        },
+        Fail::Arg { code, message, .. } => Fail::Arg {
+            code,
+            field: field(),
+            message,
+        },
+        other @ Fail::Napi(_) => other,
+    }
+}
+
 /// A boundary error for `field`.
 pub fn arg(field: impl Into<String>, message: impl Into<String>) -> Fail {
     Fail::Arg {
@@ -140,18 +158,18 @@ fn number(v: Unknown<'_>, t: ValueType, field: &str, expected: &str) -> Res<f64>
     Ok(v.coerce_to_number()?.get_double()?)
 }
 
+/// What an integer argument must be (`MAX_MS` spelled out, so that the
+/// success path formats nothing).
+const EXPECTED_INT: &str = "expected an integer between 0 and 9007199254740991";
+const _: () = assert!(MAX_MS == 9_007_199_254_740_991);
+
 /// An integer argument: a JS number that is an integer in `0 ..= 2^53 − 1`.
 /// NaN, infinities, fractions, negatives, larger numbers and non-numbers are
 /// `validation.invalid_argument` errors naming `field`; nothing is truncated
 /// or clamped.
 pub fn uint(v: Unknown<'_>, field: &str) -> Res<u64> {
     let t = v.get_type()?;
-    let x = number(
-        v,
-        t,
-        field,
-        &format!("expected an integer between 0 and {MAX_MS}"),
-    )?;
+    let x = number(v, t, field, EXPECTED_INT)?;
     uint_from_f64(x, field)
 }
 
@@ -288,7 +306,7 @@ fn seed_value(v: Unknown<'_>) -> Res<u64> {
         v,
         t,
         "seed",
-        &format!("expected an integer between 0 and {MAX_MS}, or a bigint below 2^64"),
+        "expected an integer between 0 and 9007199254740991, or a bigint below 2^64",
     )?;
     uint_from_f64(x, "seed")
 }

@@ -379,11 +379,15 @@ impl RetryPolicy {
         run(&env, || {
             let j = convert::jitter(Some(jitter))?;
             let src = source(j.as_ref());
-            let field = |i: usize| format!("retry_numbers[{i}]");
-            let one = |i: usize, n: u64| -> Res<f64> {
+            let field = |i: usize| move || format!("retry_numbers[{i}]");
+            // The error of entry `i` names it; nothing is formatted on success.
+            let one = |i: usize, n: Res<u64>| -> Res<f64> {
+                let n = n.map_err(|f| convert::refield(f, field(i)))?;
                 match self.inner.delay(n, src) {
                     Ok(d) => Ok(num(d)),
-                    Err(e) if e.field() == "retry_number" => Err(arg(field(i), e.message())),
+                    Err(e) if e.field() == "retry_number" => {
+                        Err(convert::refield(e.into(), field(i)))
+                    }
                     Err(e) => Err(e.into()),
                 }
             };
@@ -391,12 +395,12 @@ impl RetryPolicy {
                 Either3::A(u32s) => u32s
                     .iter()
                     .enumerate()
-                    .map(|(i, n)| one(i, u64::from(*n)))
+                    .map(|(i, n)| one(i, Ok(u64::from(*n))))
                     .collect(),
                 Either3::B(f64s) => f64s
                     .iter()
                     .enumerate()
-                    .map(|(i, x)| one(i, convert::uint_from_f64(*x, &field(i))?))
+                    .map(|(i, x)| one(i, convert::uint_from_f64(*x, "retry_number")))
                     .collect(),
                 Either3::C(v) => {
                     let t = v.get_type()?;
@@ -415,7 +419,7 @@ impl RetryPolicy {
                     for i in 0..len {
                         let i_us = usize::try_from(i).unwrap_or(usize::MAX);
                         let item: Unknown<'_> = arr.get_element(i)?;
-                        out.push(one(i_us, uint(item, &field(i_us))?)?);
+                        out.push(one(i_us, uint(item, "retry_number"))?);
                     }
                     Ok(out)
                 }
