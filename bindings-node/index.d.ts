@@ -14,7 +14,7 @@ declare module "./ojs-retry" {
      * `retry_numbers[i]`. Without a jitter source each entry draws fresh OS
      * entropy.
      */
-    delays(retryNumbers: ArrayLike<number> | Uint32Array | Float64Array, jitter?: Jitter): number[];
+    delays(retryNumbers: readonly number[] | Uint32Array | Float64Array, jitter?: Jitter): number[];
   }
 }
 
