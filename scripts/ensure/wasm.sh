@@ -19,7 +19,10 @@
 #
 # OJS_WASM_ROUTE=rustup|debian forces a route (fails if it can't be prepared).
 # The choice is made once and cached in OJS_WASM_ROUTE_RESOLVED (exported, so
-# child processes inherit it); WASM_TARGET_DIR is exported after the choice.
+# child processes inherit it). Sourcing makes the choice immediately (so
+# WASM_TARGET_DIR is exported right after `. scripts/ensure/wasm.sh`; a
+# non-zero status of the `.` means no route works). OJS_WASM_LAZY=1 defers it
+# to the first wasm_route/wasm_cargo call.
 # Sourcing does not change the caller's shell options; functions run their
 # work in subshells with `set -euo pipefail`.
 
@@ -57,8 +60,12 @@ _wasm_try_rustup() (
 _wasm_prepare_debian() (
     set -euo pipefail
     # rust-web-llvm ships /usr/bin/rust-lld -> lld-22, so lld-22 is needed too.
-    apt_ensure rustc-web cargo-web rust-web-src rust-web-llvm lld-22 binaryen
-    [ -x /usr/bin/rustc ] && [ -x /usr/bin/cargo ] || { ensure_die "/usr/bin/rustc or /usr/bin/cargo missing after apt install"; exit 1; }
+    # (No binaryen here: bookworm's binaryen 108 breaks wasm-bindgen output; see
+    # wasm-opt-flags. wasm-tools.sh provides a good wasm-opt.)
+    apt_ensure rustc-web cargo-web rust-web-src rust-web-llvm lld-22
+    if [ ! -x /usr/bin/rustc ] || [ ! -x /usr/bin/cargo ]; then
+        ensure_die "/usr/bin/rustc or /usr/bin/cargo missing after apt install"; exit 1
+    fi
 )
 
 # Pick the route once; prints it on stdout-free log line; sets and exports
@@ -95,6 +102,7 @@ wasm_route() {
 # wasm_cargo <cargo args...>: cargo for wasm32-unknown-unknown via the route.
 # The target is passed as CARGO_BUILD_TARGET unless the args contain --target,
 # so args (including a trailing `-- ...`) are passed through untouched.
+# shellcheck disable=SC2030,SC2031  # the exports are meant to stay in the subshells
 wasm_cargo() {
     wasm_route || return 1
     local has_target=0 a
@@ -122,8 +130,13 @@ wasm_cargo() {
     fi
 }
 
-# Executed rather than sourced: act as a CLI.
-if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+# Executed rather than sourced: act as a CLI.  Sourced: choose the route now
+# (so WASM_TARGET_DIR is set right away) unless OJS_WASM_LAZY=1.
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+    if [ "${OJS_WASM_LAZY:-0}" != 1 ]; then
+        wasm_route
+    fi
+else
     set -euo pipefail
     wasm_route
     if [ "$#" -gt 0 ]; then
