@@ -5,9 +5,8 @@
 //
 // `backend` says which one loaded ('native' | 'wasm'). Both expose the same
 // API (index.d.ts). Nothing here decides anything about retries: the loader
-// only picks a backend and adapts two calling conventions (the variadic
-// `RetryPolicy.merge(...layers)`, and `RetryPolicy#delays` on a wasm build
-// that predates it).
+// only picks a backend and adapts one calling convention (the variadic
+// `RetryPolicy.merge(...layers)`).
 'use strict'
 
 const { existsSync } = require('node:fs')
@@ -59,37 +58,6 @@ function describe(e) {
   return e && e.message ? e.message.split('\n')[0] : String(e)
 }
 
-function invalidArgument(field, message) {
-  const err = new Error(`validation.invalid_argument: ${field}: ${message}`)
-  err.code = 'validation.invalid_argument'
-  err.field = field
-  err.faults = [{ field, message }]
-  return err
-}
-
-/** `RetryPolicy#delays` for a wasm build without it: one delay() per entry. */
-function delaysFallback(retryNumbers, jitter) {
-  const ok =
-    Array.isArray(retryNumbers) || retryNumbers instanceof Uint32Array || retryNumbers instanceof Float64Array
-  if (!ok) {
-    throw invalidArgument(
-      'retry_numbers',
-      `expected an array, Uint32Array or Float64Array of retry numbers, found ${retryNumbers === null ? 'null' : typeof retryNumbers}`,
-    )
-  }
-  const out = new Array(retryNumbers.length)
-  for (let i = 0; i < retryNumbers.length; i++) {
-    try {
-      out[i] = this.delay(retryNumbers[i], jitter)
-    } catch (e) {
-      if (e && e.field === 'retry_number' && e.faults && e.faults.length === 1) {
-        throw invalidArgument(`retry_numbers[${i}]`, e.faults[0].message)
-      }
-      throw e
-    }
-  }
-  return out
-}
 
 let binding
 let backend
@@ -131,13 +99,6 @@ if (backend === 'native') {
     err.nativeError = nativeError
     err.wasmError = wasmError
     throw err
-  }
-  if (typeof binding.RetryPolicy.prototype.delays !== 'function') {
-    Object.defineProperty(binding.RetryPolicy.prototype, 'delays', {
-      value: delaysFallback,
-      writable: true,
-      configurable: true,
-    })
   }
 }
 

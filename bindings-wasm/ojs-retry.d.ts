@@ -122,6 +122,14 @@ export declare class RetryPolicy {
   delay(retryNumber: number, jitter?: Jitter): number;
   /** Retries 1..count. Without a jitter source, rows have delayMs null. */
   schedule(count: number, jitter?: Jitter): ScheduleRow[];
+  /**
+   * The delay in ms before each of `retryNumbers` (1-based), in one call (one
+   * boundary crossing): `delays(ns, j)[i] === delay(ns[i], j)` for a
+   * deterministic source. A bad entry throws `validation.invalid_argument`
+   * with field `retry_numbers[i]`. Without a jitter source each entry draws
+   * fresh OS entropy.
+   */
+  delays(retryNumbers: readonly number[] | Uint32Array | Float64Array, jitter?: Jitter): number[];
   /** Retry, discard or dead-letter after a failure. */
   decide(failure: FailureInput, options?: DecideOptions): Decision;
 }

@@ -9,7 +9,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use js_sys::{Array, JsString, Object, Reflect};
-use ojs_retry::{ErrorCode, JitterSource};
+use ojs_retry::ErrorCode;
 use serde::Serialize;
 use serde_json::{Map, Number, Value};
 use wasm_bindgen::{JsCast, JsValue};
@@ -131,7 +131,8 @@ pub(crate) fn given(v: &JsValue) -> Option<&JsValue> {
     }
 }
 
-/// An integer in `0 ..= 2^53 − 1` given as a JS number.
+/// An integer in `0 ..= 2^53 − 1` given as a JS number (the range check is
+/// the core's, shared with the native binding).
 pub(crate) fn uint(v: &JsValue, field: &str) -> JsResult<u64> {
     let Some(x) = v.as_f64() else {
         return Err(arg_error(
@@ -142,19 +143,7 @@ pub(crate) fn uint(v: &JsValue, field: &str) -> JsResult<u64> {
             ),
         ));
     };
-    if (0.0..=MAX_SAFE_F64).contains(&x) && x.trunc() == x {
-        // Checked above: a non-negative integer below 2^53, exact.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        Ok(x as u64)
-    } else {
-        Err(arg_error(
-            field,
-            &format!(
-                "expected an integer number between 0 and {MAX_SAFE}, found {}",
-                fmt_num(x)
-            ),
-        ))
-    }
+    core(ojs_retry::args::uint_from_f64(field, x))
 }
 
 /// An optional integer: `undefined`/`null` give `None`.
@@ -409,24 +398,8 @@ pub(crate) fn policy_from_layers(layers: &[Layer]) -> JsResult<ojs_retry::RetryP
     core(ojs_retry::RetryPolicy::from_json_layers(&refs))
 }
 
-/// A jitter source the caller gave, owning its key.
-pub(crate) enum Jitter {
-    Uniform(f64),
-    Seed(u64),
-    Key(String),
-    Entropy,
-}
-
-impl Jitter {
-    pub(crate) fn source(&self) -> JitterSource<'_> {
-        match self {
-            Self::Uniform(u) => JitterSource::Uniform(*u),
-            Self::Seed(s) => JitterSource::Seed(*s),
-            Self::Key(k) => JitterSource::Key(k),
-            Self::Entropy => JitterSource::Entropy,
-        }
-    }
-}
+/// The caller's jitter choice, owning its key (the core's type).
+pub(crate) use ojs_retry::args::Jitter;
 
 /// `{u}`, `{seed}` or `{key}`; `None` when omitted.
 pub(crate) fn jitter(v: &JsValue) -> JsResult<Option<Jitter>> {

@@ -259,6 +259,43 @@ impl JsRetryPolicy {
         to_js(&rows)
     }
 
+    /// The delays for many retry numbers in one call (one boundary
+    /// crossing): an array, `Uint32Array` or `Float64Array` of retry numbers.
+    pub fn delays(&self, retry_numbers: JsValue, jitter: JsValue) -> JsResult<Array> {
+        let listy = Array::is_array(&retry_numbers)
+            || retry_numbers.is_instance_of::<js_sys::Uint32Array>()
+            || retry_numbers.is_instance_of::<js_sys::Float64Array>();
+        if !listy {
+            return Err(convert::arg_error(
+                "retry_numbers",
+                &alloc::format!(
+                    "expected an array, Uint32Array or Float64Array of retry numbers, found {}",
+                    convert::describe(&retry_numbers)
+                ),
+            ));
+        }
+        let j = jitter_or_entropy(&jitter)?;
+        let items = Array::from(&retry_numbers);
+        let out = Array::new_with_length(items.length());
+        for (i, v) in items.iter().enumerate() {
+            let field = alloc::format!("retry_numbers[{i}]");
+            let n = uint(&v, &field)?;
+            let d = match self.inner.delay(n, j.source()) {
+                Ok(d) => d,
+                // The entry, not the parameter name, is what the caller must fix.
+                Err(e) if e.field() == "retry_number" => {
+                    return Err(convert::arg_error(&field, e.message()));
+                }
+                Err(e) => return Err(convert::core_error(&e)),
+            };
+            out.set(
+                u32::try_from(i).unwrap_or(u32::MAX),
+                JsValue::from_f64(num(d)),
+            );
+        }
+        Ok(out)
+    }
+
     /// Retry, discard or dead-letter after a failure.
     pub fn decide(&self, failure: JsValue, options: JsValue) -> JsResult<JsValue> {
         let f = self::failure(&failure)?;

@@ -74,6 +74,23 @@ export function apiChecks(api) {
     return undefined;
   });
 
+  check(results, "delays() is delay() for each entry, in one call", () => {
+    const p = new RetryPolicy();
+    const ns = [1, 2, 3, 10, 4294967295];
+    const single = ns.map((n) => p.delay(n, { key: "job-8f3a" }));
+    for (const input of [ns, Uint32Array.from(ns), Float64Array.from(ns)]) {
+      const got = p.delays(input, { key: "job-8f3a" });
+      if (!Array.isArray(got) || JSON.stringify(got) !== JSON.stringify(single)) return `delays gave ${got}, delay gave ${single}`;
+    }
+    try {
+      p.delays([1, 0]);
+      return "retry number 0 accepted";
+    } catch (e) {
+      if (e.code !== "validation.invalid_argument" || e.field !== "retry_numbers[1]") return `wrong error ${e.code} ${e.field}`;
+    }
+    return undefined;
+  });
+
   check(results, "results are plain objects, never Maps", () => {
     const d = policy.decide({ attempt: 1 }, { now: 0 });
     const r = policy.schedule(1)[0];
