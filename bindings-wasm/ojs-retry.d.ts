@@ -74,7 +74,9 @@ export interface ScheduleRow {
   attempt: number;
   rawMs: number;
   cappedMs: number;
+  /** The smallest delay jitter can produce (inclusive). */
   minMs: number;
+  /** The largest delay jitter can produce (inclusive, after the cap): 1.5 × cappedMs is never reached. */
   maxMs: number;
   /** The drawn delay; null when schedule() was called without a jitter source. */
   delayMs: number | null;

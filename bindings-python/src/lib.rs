@@ -462,7 +462,7 @@ impl PyScheduleRow {
     fn min_ms(&self) -> u64 {
         self.inner.min_ms
     }
-    /// The largest jittered delay (exclusive bound, see the core docs).
+    /// The largest delay jitter can produce (inclusive, after the cap).
     #[getter]
     fn max_ms(&self) -> u64 {
         self.inner.max_ms
