@@ -186,7 +186,9 @@ impl JsRetryPolicy {
     /// The preset's system name, or `null` for a plain OJS policy.
     #[wasm_bindgen(getter = presetSystem)]
     pub fn preset_system(&self) -> Option<String> {
-        self.inner.preset_system().map(alloc::borrow::ToOwned::to_owned)
+        self.inner
+            .preset_system()
+            .map(alloc::borrow::ToOwned::to_owned)
     }
 
     /// `max_attempts`.

@@ -269,7 +269,12 @@ fn preset_case(input: &Value) -> Result<Value, Error> {
     let mut out = json!({"policy": doc, "round_trip": q == p && q.to_json() == p.to_json()});
     let j = JitterSource::Uniform(input.get("u").and_then(Value::as_f64).unwrap_or(0.0));
     if let Some(ns) = input.get("retry_numbers") {
-        let d: Result<Vec<u64>, Error> = ns.as_array().unwrap().iter().map(|n| q.delay(u(n), j)).collect();
+        let d: Result<Vec<u64>, Error> = ns
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| q.delay(u(n), j))
+            .collect();
         out["delays"] = json!(d?);
     }
     if let Some(fs) = input.get("failures") {

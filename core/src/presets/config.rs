@@ -117,7 +117,10 @@ impl<'a> Reader<'a> {
                 _ => {
                     self.fault(
                         key,
-                        format!("expected a number between {min} and {max}, found {}", kind(v)),
+                        format!(
+                            "expected a number between {min} and {max}, found {}",
+                            kind(v)
+                        ),
                     );
                     default
                 }

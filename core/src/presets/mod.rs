@@ -244,11 +244,7 @@ pub(crate) fn from_value(value: &Value) -> Result<RetryPolicy, Error> {
         Some(v) => {
             faults.push(
                 "preset.system",
-                format!(
-                    "expected one of {}, found {}",
-                    SYSTEMS.join(", "),
-                    kind(v)
-                ),
+                format!("expected one of {}, found {}", SYSTEMS.join(", "), kind(v)),
             );
             return Err(into_err(faults));
         }
@@ -731,7 +727,10 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
         m.insert("jitter".to_owned(), config::float(j));
         Value::Object(m)
     };
-    let valid_ms = |v: &Value| v.as_f64().filter(|x| v.is_number() && x.is_finite() && *x >= 0.0 && *x <= 9.0e15);
+    let valid_ms = |v: &Value| {
+        v.as_f64()
+            .filter(|x| v.is_number() && x.is_finite() && *x >= 0.0 && *x <= 9.0e15)
+    };
     match r.raw("backoff") {
         None | Some(Value::Null) => {
             r.put("backoff", Value::Null);
@@ -770,7 +769,11 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
             let delay = match m.get("delay") {
                 None => 0.0,
                 Some(v) => valid_ms(v).unwrap_or_else(|| {
-                    bad(r, "delay", format!("expected a number of ms, found {}", kind(v)));
+                    bad(
+                        r,
+                        "delay",
+                        format!("expected a number of ms, found {}", kind(v)),
+                    );
                     0.0
                 }),
             };
@@ -780,7 +783,11 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
                     .as_f64()
                     .filter(|j| v.is_number() && (0.0..=1.0).contains(j))
                     .unwrap_or_else(|| {
-                        bad(r, "jitter", format!("expected a number between 0 and 1, found {}", kind(v)));
+                        bad(
+                            r,
+                            "jitter",
+                            format!("expected a number between 0 and 1, found {}", kind(v)),
+                        );
                         0.0
                     }),
             };
@@ -793,7 +800,11 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
                     );
                 }
             }
-            let name = if kind_ == BullKind::Exponential { "exponential" } else { "fixed" };
+            let name = if kind_ == BullKind::Exponential {
+                "exponential"
+            } else {
+                "fixed"
+            };
             r.put("backoff", canonical(name, delay, jitter));
             (kind_, delay, jitter)
         }
@@ -872,7 +883,10 @@ impl RetryPolicy {
                 return Err(Error::new(
                     ErrorCode::RetryPolicyInvalid,
                     "preset",
-                    format!("expected the system's options as an object, found {}", kind(other)),
+                    format!(
+                        "expected the system's options as an object, found {}",
+                        kind(other)
+                    ),
                 ));
             }
         };
