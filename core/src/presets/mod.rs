@@ -371,7 +371,7 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
             p.rules = kill.into_iter().map(|k| (k, to_morgue)).collect();
             p.rules.extend(discard.into_iter().map(|d| (d, GONE)));
             p.limit_first = true;
-            let mut o = ojs(total(last), 15_000, 4.0, MAX_MS, true);
+            let mut o = ojs(total(last), 1_000, 4.0, MAX_MS, true);
             o.strategy = Strategy::Polynomial;
             (p, o)
         }
@@ -390,7 +390,7 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
                 last,
                 exhausted,
             );
-            let mut o = ojs(total(last), 15_000, 4.0, MAX_MS, true);
+            let mut o = ojs(total(last), 1_000, 4.0, MAX_MS, true);
             o.strategy = Strategy::Polynomial;
             (p, o)
         }
