@@ -8,12 +8,14 @@ call is replaced by the documented function of one sample u (docs/presets.md):
 Python `random.random()` = u (so `uniform(a, b)` = a + (b - a) u), and
 `randrange(n)` = floor(n u), computed exactly from the 53-bit sample.
 """
-import math
+import logging
 import random
 import sys
 import types
 
 import ojs_retry as o
+
+logging.disable(logging.CRITICAL)  # the peers log every retry
 
 US = (0.0, 0.5, 0.9999999999999999)
 ATTEMPTS = range(1, 31)
@@ -161,7 +163,8 @@ def botocore_all():
         for u in US:
             backoff = ExponentialBackoff(random=lambda u=u: u)
             for n in ATTEMPTS:
-                ctx = types.SimpleNamespace(attempt_number=n, http_response=None, request_context={})
+                ctx = types.SimpleNamespace(attempt_number=n, http_response=None, request_context={},
+                                            add_retry_metadata=lambda **kw: None)
                 retry = MaxAttemptsChecker(max_attempts).is_retryable(ctx)
                 ours_action, ours_delay = action(p, n, u)
                 check(f"botocore terminal max={max_attempts} n={n}", "retry" if retry else "discard", ours_action)

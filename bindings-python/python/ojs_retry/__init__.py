@@ -56,10 +56,21 @@ Strategy: TypeAlias = (
     | Literal["exponential"]
     | Literal["polynomial"]
 )
-PresetSystem: TypeAlias = Literal[
-    "sidekiq", "faktory", "celery", "bullmq", "temporal", "oban", "rq",
-    "dramatiq", "aws", "aws_jitter", "ratchet", "zzz_jobs", "chasquimq",
-]
+PresetSystem: TypeAlias = (
+    Literal["sidekiq"]
+    | Literal["faktory"]
+    | Literal["celery"]
+    | Literal["bullmq"]
+    | Literal["temporal"]
+    | Literal["oban"]
+    | Literal["rq"]
+    | Literal["dramatiq"]
+    | Literal["aws"]
+    | Literal["aws_jitter"]
+    | Literal["ratchet"]
+    | Literal["zzz_jobs"]
+    | Literal["chasquimq"]
+)
 try:
     __version__: str = version("ojs-retry")
 except PackageNotFoundError:  # pragma: no cover - not installed
