@@ -307,7 +307,7 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     #[allow(clippy::too_many_arguments)]
-    fn assemble(
+    pub(crate) fn assemble(
         max_attempts: u64,
         initial_interval_ms: u64,
         backoff_coefficient: f64,
@@ -349,31 +349,10 @@ impl RetryPolicy {
         }
     }
 
-    /// A preset policy; the OJS fields hold its nearest plain translation.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn with_preset(
-        max_attempts: u64,
-        initial_interval_ms: u64,
-        backoff_coefficient: f64,
-        max_interval_ms: u64,
-        jitter: bool,
-        non_retryable_errors: Vec<String>,
-        on_exhaustion: OnExhaustion,
-        strategy: Strategy,
-        preset: alloc::boxed::Box<crate::presets::Preset>,
-    ) -> Self {
-        let mut p = Self::assemble(
-            max_attempts,
-            initial_interval_ms,
-            backoff_coefficient,
-            max_interval_ms,
-            jitter,
-            non_retryable_errors,
-            on_exhaustion,
-            strategy,
-        );
-        p.preset = Some(preset);
-        p
+    /// This policy (the nearest plain translation) carrying a preset.
+    pub(crate) fn into_preset(mut self, preset: alloc::boxed::Box<crate::presets::Preset>) -> Self {
+        self.preset = Some(preset);
+        self
     }
 
     pub(crate) fn preset_ref(&self) -> Option<&crate::presets::Preset> {
@@ -702,10 +681,7 @@ impl RetryPolicy {
                 None => None,
             };
             let mut row = self.backoff.row(n, sample);
-            total = total
-                .saturating_add(row.delay_ms.unwrap_or(row.capped_ms))
-                .min(MAX_MS);
-            row.cumulative_ms = total;
+            row.accumulate(&mut total);
             rows.push(row);
         }
         Ok(rows)

@@ -127,16 +127,7 @@ fn times_u(m: u64, k: u64) -> u64 {
 
 /// A non-negative float truncated to an integer, saturating at 2^53 − 1.
 fn trunc_ms(x: f64) -> u64 {
-    #[allow(clippy::cast_precision_loss)]
-    if x.is_nan() || x >= MAX_MS as f64 {
-        return MAX_MS;
-    }
-    if x <= 0.0 {
-        return 0;
-    }
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let v = x as u64;
-    v
+    crate::backoff::to_ms(x, crate::backoff::Rounding::Floor)
 }
 
 fn secs(s: u64) -> u64 {

@@ -203,10 +203,7 @@ impl Preset {
                     cumulative_ms: 0,
                 }
             };
-            total = total
-                .saturating_add(row.delay_ms.unwrap_or(row.capped_ms))
-                .min(MAX_MS);
-            row.cumulative_ms = total;
+            row.accumulate(&mut total);
             rows.push(row);
         }
         Ok(rows)
@@ -268,7 +265,7 @@ pub(crate) fn from_value(value: &Value) -> Result<RetryPolicy, Error> {
     }
     let non_retryable = preset.rules.iter().map(|(p, _)| p.clone()).collect();
     let on_exh = on_exhaustion(preset.exhausted);
-    Ok(RetryPolicy::with_preset(
+    Ok(RetryPolicy::assemble(
         ojs.max_attempts,
         ojs.initial_ms,
         ojs.coefficient,
@@ -277,11 +274,11 @@ pub(crate) fn from_value(value: &Value) -> Result<RetryPolicy, Error> {
         non_retryable,
         on_exh,
         ojs.strategy,
-        Box::new(Preset {
-            config: canonical,
-            ..preset
-        }),
-    ))
+    )
+    .into_preset(Box::new(Preset {
+        config: canonical,
+        ..preset
+    })))
 }
 
 fn into_err(faults: Faults) -> Error {
