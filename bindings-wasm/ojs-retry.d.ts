@@ -3,6 +3,11 @@
 // node package ships this same file. Hand-written, checked by `tsc` against
 // tests/node/types-usage.ts.
 
+/** The systems `RetryPolicy.preset` reproduces. */
+export type PresetSystem =
+  | "sidekiq" | "faktory" | "celery" | "bullmq" | "temporal" | "oban" | "rq"
+  | "dramatiq" | "aws" | "aws_jitter" | "ratchet" | "zzz_jobs" | "chasquimq";
+
 /** A retry policy document (spec §2): every field optional, merged over the §8 defaults. */
 export interface PolicyDocument {
   max_attempts?: number;
@@ -13,6 +18,15 @@ export interface PolicyDocument {
   non_retryable_errors?: string[];
   on_exhaustion?: "discard" | "dead_letter";
   backoff_strategy?: "none" | "constant" | "linear" | "exponential" | "polynomial";
+}
+
+/**
+ * A preset policy's document (`RetryPolicy#toJSON()` of a preset): the
+ * system's options with every default filled in. A document holding
+ * `preset` holds nothing else and is the only layer.
+ */
+export interface PresetDocument {
+  preset: { system: PresetSystem; [option: string]: unknown };
 }
 
 /** The canonical effective policy (`RetryPolicy#toJSON()`). */
@@ -100,9 +114,18 @@ export interface OjsRetryError extends Error {
 
 export declare class RetryPolicy {
   /** A partial document (object or JSON text) merged over the defaults; none gives the §8 default. */
-  constructor(policy?: PolicyDocument | string);
+  constructor(policy?: PolicyDocument | PresetDocument | string);
   /** Layers merged in order: defaults ← first ← … ← last, then validated. */
   static merge(...layers: Array<PolicyDocument | string>): RetryPolicy;
+  /**
+   * A preset: another system's own retry configuration (in that system's
+   * vocabulary, e.g. `{ retry: 5 }` for Sidekiq), evaluated exactly as that
+   * system does. Its `toJSON()` is `{ preset: { system, ...options } }`,
+   * which `new RetryPolicy(doc)` accepts back. See docs/presets.md.
+   */
+  static preset(system: PresetSystem, config?: Record<string, unknown>): RetryPolicy;
+  /** The preset's system name, or null for a plain OJS policy. */
+  readonly presetSystem: PresetSystem | null;
 
   readonly maxAttempts: number;
   readonly initialIntervalMs: number;
@@ -116,7 +139,8 @@ export declare class RetryPolicy {
   readonly maxRetries: number;
 
   /** The canonical effective policy as an object. */
-  toJSON(): EffectivePolicy;
+  /** The canonical document: an effective OJS policy, or a preset's document. */
+  toJSON(): EffectivePolicy | PresetDocument;
   /** The canonical effective policy as compact JSON text. */
   toString(): string;
 

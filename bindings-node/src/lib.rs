@@ -300,6 +300,28 @@ impl RetryPolicy {
         })
     }
 
+    /// A preset: `system`'s own retry configuration (an object in that
+    /// system's vocabulary), evaluated exactly as that system does.
+    #[napi(factory)]
+    pub fn preset(env: Env, system: Unknown<'_>, config: Unknown<'_>) -> Result<Self> {
+        run(&env, || {
+            let system = string(system, "system")?;
+            let config = match given(config)? {
+                Some(c) => convert::to_json(c, "preset")?,
+                None => Value::Object(serde_json::Map::new()),
+            };
+            Ok(Self {
+                inner: CorePolicy::preset_value(&system, &config)?,
+            })
+        })
+    }
+
+    /// The preset's system name, or `null` for a plain OJS policy.
+    #[napi(getter)]
+    pub fn preset_system(&self) -> Option<String> {
+        self.inner.preset_system().map(ToOwned::to_owned)
+    }
+
     /// `max_attempts`.
     #[napi(getter)]
     pub fn max_attempts(&self) -> f64 {

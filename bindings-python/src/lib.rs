@@ -152,6 +152,39 @@ impl PyRetryPolicy {
         build(py, vec![Layer::Text(t)])
     }
 
+    /// A preset: `system`'s own retry configuration (a mapping and/or
+    /// keyword options, in that system's vocabulary), evaluated exactly as
+    /// that system does. See docs/presets.md.
+    #[staticmethod]
+    #[pyo3(signature = (system, config=None, /, **options))]
+    fn preset(
+        py: Python<'_>,
+        system: &Bound<'_, PyAny>,
+        config: Option<&Bound<'_, PyAny>>,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let system = convert::text(system, "system")?;
+        let mut value = match config.filter(|c| !c.is_none()) {
+            Some(c) => convert::to_value(c, "preset", Doc::Policy)?,
+            None => serde_json::Value::Object(serde_json::Map::new()),
+        };
+        if let Some(o) = options.filter(|o| !o.is_empty())
+            && let serde_json::Value::Object(extra) =
+                convert::to_value(o.as_any(), "preset", Doc::Policy)?
+            && let serde_json::Value::Object(map) = &mut value
+        {
+            map.extend(extra);
+        }
+        let inner = core_::RetryPolicy::preset_value(&system, &value).py(py)?;
+        Ok(Self::wrap(inner))
+    }
+
+    /// The preset's system name, or `None` for a plain OJS policy.
+    #[getter]
+    fn preset_system(&self) -> Option<&str> {
+        self.inner.preset_system()
+    }
+
     /// `max_attempts`: total attempts including the first (0 behaves as 1).
     #[getter]
     fn max_attempts(&self) -> u64 {
@@ -903,6 +936,7 @@ fn _ojs_retry(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let codes: Vec<&str> = errors::ERROR_CODES.iter().map(|c| c.as_str()).collect();
     m.add("ERROR_CODES", PyTuple::new(py, codes)?)?;
     m.add("MAX_MS", core_::MAX_MS)?;
+    m.add("PRESET_SYSTEMS", PyTuple::new(py, core_::PRESET_SYSTEMS)?)?;
     m.add("MAX_INSTANT_MS", core_::MAX_INSTANT_MS)?;
     m.add("MAX_SCHEDULE_ROWS", core_::MAX_SCHEDULE_ROWS)?;
     m.add_function(wrap_pyfunction!(matches, m)?)?;

@@ -170,6 +170,27 @@ impl JsRetryPolicy {
         })
     }
 
+    /// A preset: `system`'s own retry configuration (an object in that
+    /// system's vocabulary), evaluated exactly as that system does.
+    pub fn preset(system: JsValue, config: JsValue) -> JsResult<JsRetryPolicy> {
+        let system = string(&system, "system")?;
+        let config = match given(&config) {
+            Some(c) => convert::json_value(c, "preset")?,
+            None => serde_json::Value::Object(serde_json::Map::new()),
+        };
+        Ok(Self {
+            inner: core(ojs_retry::RetryPolicy::preset_value(&system, &config))?,
+        })
+    }
+
+    /// The preset's system name, or `null` for a plain OJS policy.
+    #[wasm_bindgen(getter = presetSystem)]
+    pub fn preset_system(&self) -> Option<String> {
+        self.inner
+            .preset_system()
+            .map(alloc::borrow::ToOwned::to_owned)
+    }
+
     /// `max_attempts`.
     #[wasm_bindgen(getter = maxAttempts)]
     pub fn max_attempts(&self) -> f64 {

@@ -134,7 +134,6 @@ pub(crate) enum Rounding {
     /// To nearest, halves away from zero (OJS).
     Nearest,
     /// Towards zero, as queues that truncate do.
-    #[allow(dead_code)]
     Floor,
 }
 
@@ -173,8 +172,19 @@ pub struct ScheduleRow {
     pub cumulative_ms: u64,
 }
 
+impl ScheduleRow {
+    /// Adds this row's delay (drawn, else capped) to the running `total`,
+    /// saturating at 2^53 − 1, and records it as `cumulative_ms`.
+    pub(crate) fn accumulate(&mut self, total: &mut u64) {
+        *total = total
+            .saturating_add(self.delay_ms.unwrap_or(self.capped_ms))
+            .min(MAX_MS);
+        self.cumulative_ms = *total;
+    }
+}
+
 /// Converts a non-negative `f64` to milliseconds, saturating at `MAX_MS`.
-fn to_ms(raw: f64, rounding: Rounding) -> u64 {
+pub(crate) fn to_ms(raw: f64, rounding: Rounding) -> u64 {
     let r = match rounding {
         Rounding::Nearest => libm::round(raw),
         Rounding::Floor => libm::floor(raw),
@@ -263,6 +273,10 @@ impl Backoff {
     }
 
     /// One decorrelated step: `min(cap, base + floor((3·prev − base) · u))`.
+    pub(crate) fn decorrelated_from(&self, prev: u64, sample: Sample) -> u64 {
+        self.decorrelated_step(prev, sample)
+    }
+
     fn decorrelated_step(&self, prev: u64, sample: Sample) -> u64 {
         let base = self.initial_ms;
         let upper = prev.saturating_mul(3).max(base);

@@ -374,8 +374,24 @@ impl RetryPolicy {
             }
             Some(HandlerCode::Retry) | None => {}
         }
+        if let Some(p) = self.preset_ref() {
+            let error_type = if failure.timed_out {
+                None
+            } else {
+                failure.error_type.as_deref()
+            };
+            if let Some((action, pattern)) = p.terminal(failure.attempt, error_type) {
+                d.action = action;
+                d.reason = match pattern {
+                    Some(pattern) => Reason::NonRetryable { pattern },
+                    None => Reason::Exhausted,
+                };
+                return Ok(d);
+            }
+        }
         let terminal = Action::terminal(self.on_exhaustion());
-        if !failure.timed_out
+        if self.preset_ref().is_none()
+            && !failure.timed_out
             && let Some(t) = &failure.error_type
             && let Some(pattern) = first_match(t, self.non_retryable_errors())
         {
@@ -385,14 +401,13 @@ impl RetryPolicy {
             };
             return Ok(d);
         }
-        if failure.attempt >= self.max_attempts().max(1) {
+        if self.preset_ref().is_none() && failure.attempt >= self.max_attempts().max(1) {
             d.action = terminal;
             d.reason = Reason::Exhausted;
             return Ok(d);
         }
         let n = failure.attempt;
-        let sample = self.sample(n, &jitter)?;
-        let delay = self.backoff().delay(n, sample);
+        let delay = self.delay_for(n, &jitter)?;
         d.action = Action::Retry;
         d.retry_number = Some(n);
         d.delay_ms = Some(delay);

@@ -285,6 +285,8 @@ pub struct RetryPolicy {
     on_exhaustion: OnExhaustion,
     strategy: Strategy,
     backoff: Backoff,
+    /// Set for a policy built from another system's configuration.
+    preset: Option<alloc::boxed::Box<crate::presets::Preset>>,
 }
 
 impl Default for RetryPolicy {
@@ -305,7 +307,7 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     #[allow(clippy::too_many_arguments)]
-    fn assemble(
+    pub(crate) fn assemble(
         max_attempts: u64,
         initial_interval_ms: u64,
         backoff_coefficient: f64,
@@ -343,7 +345,18 @@ impl RetryPolicy {
             on_exhaustion,
             strategy,
             backoff,
+            preset: None,
         }
+    }
+
+    /// This policy (the nearest plain translation) carrying a preset.
+    pub(crate) fn into_preset(mut self, preset: alloc::boxed::Box<crate::presets::Preset>) -> Self {
+        self.preset = Some(preset);
+        self
+    }
+
+    pub(crate) fn preset_ref(&self) -> Option<&crate::presets::Preset> {
+        self.preset.as_deref()
     }
 
     /// Parses, merges over the defaults and validates a policy document.
@@ -412,6 +425,9 @@ impl RetryPolicy {
     }
 
     fn resolve(values: &[Value], mut faults: Faults) -> Result<Self, Error> {
+        if let Some(p) = Self::resolve_preset(values, &mut faults) {
+            return p;
+        }
         let mut layers = Vec::with_capacity(values.len());
         for (i, v) in values.iter().enumerate() {
             let ctx = layer_ctx(i, values.len());
@@ -421,6 +437,53 @@ impl RetryPolicy {
             layers.push(layer);
         }
         Self::merge_checked(&layers, faults)
+    }
+
+    /// A document `{"preset": {...}}` is a whole policy in another system's
+    /// terms: it must be the only layer and hold nothing else.
+    fn resolve_preset(values: &[Value], faults: &mut Faults) -> Option<Result<Self, Error>> {
+        let has = |v: &Value| v.as_object().is_some_and(|m| m.contains_key("preset"));
+        if !values.iter().any(has) {
+            return None;
+        }
+        if values.len() > 1 {
+            faults.push(
+                "preset",
+                "expected a preset document as the only layer (a preset is a whole policy in its system's terms; it does not merge with OJS layers)",
+            );
+        }
+        let mut found = None;
+        for v in values {
+            if let Some(map) = v.as_object()
+                && let Some(p) = map.get("preset")
+            {
+                for key in map.keys().filter(|k| *k != "preset") {
+                    faults.push(
+                        key.clone(),
+                        format!(
+                            "unknown field {} beside \"preset\"; a preset document holds only \"preset\"",
+                            quote(key)
+                        ),
+                    );
+                }
+                found = Some(p);
+            }
+        }
+        let taken = core::mem::take(&mut faults.0);
+        let mut faults = Faults(taken);
+        let result = found.map(crate::presets::from_value);
+        Some(match result {
+            Some(Ok(p)) if faults.0.is_empty() => Ok(p),
+            Some(Ok(_)) | None => faults
+                .into_error(ErrorCode::RetryPolicyInvalid)
+                .map(|()| Self::default()),
+            Some(Err(e)) => {
+                faults.0.extend(e.iter_faults().cloned());
+                faults
+                    .into_error(ErrorCode::RetryPolicyInvalid)
+                    .map(|()| Self::default())
+            }
+        })
     }
 
     /// Merges typed layers over the defaults and validates the result.
@@ -565,8 +628,17 @@ impl RetryPolicy {
     /// ```
     pub fn delay(&self, retry_number: u64, jitter: JitterSource<'_>) -> Result<u64, Error> {
         check_retry_number(retry_number)?;
-        let sample = self.sample(retry_number, &jitter)?;
-        Ok(self.backoff.delay(retry_number, sample))
+        self.delay_for(retry_number, &jitter)
+    }
+
+    /// The delay of retry `n` (already checked), from the preset's formula
+    /// when there is one.
+    pub(crate) fn delay_for(&self, n: u64, jitter: &JitterSource<'_>) -> Result<u64, Error> {
+        if let Some(p) = &self.preset {
+            return p.delay(n, jitter);
+        }
+        let sample = self.sample(n, jitter)?;
+        Ok(self.backoff.delay(n, sample))
     }
 
     /// The schedule of retries `1..=count`: raw, capped, the jitter range
@@ -598,6 +670,9 @@ impl RetryPolicy {
         if let Some(j) = &jitter {
             j.check()?;
         }
+        if let Some(p) = &self.preset {
+            return p.schedule(count, jitter.as_ref());
+        }
         let mut rows = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
         let mut total: u64 = 0;
         for n in 1..=count {
@@ -606,10 +681,7 @@ impl RetryPolicy {
                 None => None,
             };
             let mut row = self.backoff.row(n, sample);
-            total = total
-                .saturating_add(row.delay_ms.unwrap_or(row.capped_ms))
-                .min(MAX_MS);
-            row.cumulative_ms = total;
+            row.accumulate(&mut total);
             rows.push(row);
         }
         Ok(rows)
@@ -622,10 +694,6 @@ impl RetryPolicy {
         } else {
             jitter.check().map(|()| Sample::MIN)
         }
-    }
-
-    pub(crate) fn backoff(&self) -> &Backoff {
-        &self.backoff
     }
 }
 
@@ -662,6 +730,11 @@ fn layer_ctx(i: usize, n: usize) -> String {
 
 impl Serialize for RetryPolicy {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let Some(p) = &self.preset {
+            let mut st = s.serialize_struct("RetryPolicy", 1)?;
+            st.serialize_field("preset", &p.config)?;
+            return st.end();
+        }
         let extra = usize::from(self.strategy != Strategy::Exponential);
         let mut st = s.serialize_struct("RetryPolicy", 7 + extra)?;
         st.serialize_field("max_attempts", &self.max_attempts)?;

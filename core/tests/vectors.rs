@@ -255,8 +255,36 @@ fn run(op: &str, input: &Value) -> Result<Value, (Error, Option<usize>, Value)> 
             }
             Ok(json!({"results": results, "deadline": r.deadline()}))
         }
+        "preset" => plain(preset_case(input)),
         other => panic!("unknown op {other:?}"),
     }
+}
+
+/// The `preset` op: build, round-trip through the JSON document, then the
+/// delays, decisions and schedule of the round-tripped policy.
+fn preset_case(input: &Value) -> Result<Value, Error> {
+    let p = RetryPolicy::preset_value(input["system"].as_str().unwrap(), &input["config"])?;
+    let doc = serde_json::to_value(&p).unwrap();
+    let q = RetryPolicy::from_value(&doc)?;
+    let mut out = json!({"policy": doc, "round_trip": q == p && q.to_json() == p.to_json()});
+    let j = JitterSource::Uniform(input.get("u").and_then(Value::as_f64).unwrap_or(0.0));
+    if let Some(ns) = input.get("retry_numbers") {
+        let d: Result<Vec<u64>, Error> = ns
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| q.delay(u(n), j))
+            .collect();
+        out["delays"] = json!(d?);
+    }
+    if let Some(fs) = input.get("failures") {
+        let mut ds = Vec::new();
+        for f in fs.as_array().unwrap() {
+            ds.push(decision_json(&q.decide(&failure(f)?, 0, j)?));
+        }
+        out["decisions"] = json!(ds);
+    }
+    Ok(out)
 }
 
 fn check_case(case: &Value) -> Result<(), String> {

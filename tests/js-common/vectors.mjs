@@ -159,6 +159,17 @@ const OPS = {
   jitter_sample(api, i) {
     return { bits: api.jitterSample(i.retry_number, jitterArg(i.jitter)) };
   },
+  preset(api, i) {
+    const p = api.RetryPolicy.preset(i.system, i.config);
+    const doc = p.toJSON();
+    // Round trip: rebuild from the document; the rebuilt policy answers.
+    const q = new api.RetryPolicy(doc);
+    const out = { policy: doc, round_trip: q.toString() === p.toString() && q.presetSystem === i.system };
+    const jitter = { u: i.u === undefined ? 0 : i.u };
+    if (i.retry_numbers) out.delays = i.retry_numbers.map((n) => q.delay(n, jitter));
+    if (i.failures) out.decisions = i.failures.map((f) => q.decide(failureArg(f), { now: 0, jitter }));
+    return out;
+  },
   reservation(api, i, ctx) {
     const r = new api.Reservation(i.attempt, i.visibility_timeout_ms, i.now);
     const results = [];
@@ -207,7 +218,7 @@ function keyMap(op, topKey) {
   // Decisions and schedule rows are API results (camelCase); documents
   // (effective policy, §10 state) keep snake_case in JS too.
   if ((op === "decide" && topKey === "decision") || (op === "schedule" && topKey === "rows")) return camelKeys;
-  if (op === "state" && topKey === "decisions") return camelKeys;
+  if ((op === "state" || op === "preset") && topKey === "decisions") return camelKeys;
   return (k) => k;
 }
 

@@ -20,6 +20,8 @@ import type {
   DecideOptions,
   Decision,
   EffectivePolicy,
+  PresetDocument,
+  PresetSystem,
   Fault,
   FailureInput,
   HandlerCode,
@@ -62,8 +64,16 @@ const bs: "none" | "linear" | "exponential" | "polynomial" = p1.backoffStrategy;
 // @ts-expect-error: read-only
 p1.maxAttempts = 3;
 
-const eff: EffectivePolicy = p1.toJSON();
-const effStrategy: "none" | "linear" | "polynomial" | undefined = eff.backoff_strategy;
+const doc1 = p1.toJSON();
+const eff: EffectivePolicy | null = "preset" in doc1 ? null : doc1;
+const sk: RetryPolicy = RetryPolicy.preset("sidekiq", { retry: 5, version: "7" });
+const skSystem: PresetSystem | null = sk.presetSystem;
+const skDoc = sk.toJSON();
+const skBack: RetryPolicy = "preset" in skDoc ? new RetryPolicy(skDoc) : sk;
+const skDelay: number = skBack.delay(1, { u: 0.5 });
+const bull: PresetDocument = { preset: { system: "bullmq", attempts: 3, backoff: { type: "exponential", delay: 1000 } } };
+const bullPolicy: RetryPolicy = new RetryPolicy(bull);
+const effStrategy: "none" | "linear" | "polynomial" | undefined = eff?.backoff_strategy;
 const text: string = p1.toString();
 
 const jitters: Jitter[] = [{ u: 0.5 }, { seed: 42 }, { seed: 2n ** 64n - 1n }, { key: "job-1" }];
@@ -170,6 +180,7 @@ try {
 }
 
 export {
+  skSystem, skDelay, bullPolicy,
   which, badDoc, n, j, nre, oe, bs, effStrategy, text, badJitter, d1, d2, rowNums, drawn, noJitterRows,
   batch1, batch2, batch3, decision2, action, reason, hc, mp, att, to, rn, dm, nra, badAction, sd1, sd2, sd3,
   fields, nextAt, term, sa, snra, st, shl, ra, hb2, expired, m, fm, ms, iso, ts, epoch, bits,

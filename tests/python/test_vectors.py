@@ -263,7 +263,33 @@ def op_reservation(i: dict[str, Any]) -> Any:
     return {"results": results, "deadline": r.deadline}
 
 
+def op_preset(i: dict[str, Any]) -> Any:
+    p = o.RetryPolicy.preset(i["system"], i["config"])
+    doc = p.to_dict()
+    q = o.RetryPolicy(doc)
+    out: dict[str, Any] = {"policy": doc, "round_trip": q == p and q.to_json() == p.to_json()}
+    u = i.get("u", 0.0)
+    if "retry_numbers" in i:
+        out["delays"] = [q.delay(n, u=u) for n in i["retry_numbers"]]
+    if "failures" in i:
+        out["decisions"] = [
+            decision_dict(
+                q.decide(
+                    f["attempt"],
+                    error_type=f.get("type"),
+                    code=f.get("code"),
+                    timed_out=f.get("timed_out", False),
+                    now=0,
+                    u=u,
+                )
+            )
+            for f in i["failures"]
+        ]
+    return out
+
+
 OPS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "preset": op_preset,
     "parse_duration": op_parse_duration,
     "format_duration": op_format_duration,
     "parse_timestamp": op_parse_timestamp,

@@ -14,6 +14,7 @@ from ._ojs_retry import (
     MAX_INSTANT_MS,
     MAX_MS,
     MAX_SCHEDULE_ROWS,
+    PRESET_SYSTEMS,
     Decision,
     PolicyError,
     Reservation,
@@ -55,6 +56,21 @@ Strategy: TypeAlias = (
     | Literal["exponential"]
     | Literal["polynomial"]
 )
+PresetSystem: TypeAlias = (
+    Literal["sidekiq"]
+    | Literal["faktory"]
+    | Literal["celery"]
+    | Literal["bullmq"]
+    | Literal["temporal"]
+    | Literal["oban"]
+    | Literal["rq"]
+    | Literal["dramatiq"]
+    | Literal["aws"]
+    | Literal["aws_jitter"]
+    | Literal["ratchet"]
+    | Literal["zzz_jobs"]
+    | Literal["chasquimq"]
+)
 try:
     __version__: str = version("ojs-retry")
 except PackageNotFoundError:  # pragma: no cover - not installed
@@ -72,12 +88,14 @@ __all__ = [
     "Instant",
     "OnExhaustion",
     "PolicyLayer",
+    "PresetSystem",
     "Reason",
     "Strategy",
     "ERROR_CODES",
     "MAX_INSTANT_MS",
     "MAX_MS",
     "MAX_SCHEDULE_ROWS",
+    "PRESET_SYSTEMS",
     "Decision",
     "PolicyError",
     "Reservation",

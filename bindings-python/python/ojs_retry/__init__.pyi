@@ -11,12 +11,14 @@ __all__ = [
     "Instant",
     "OnExhaustion",
     "PolicyLayer",
+    "PresetSystem",
     "Reason",
     "Strategy",
     "ERROR_CODES",
     "MAX_INSTANT_MS",
     "MAX_MS",
     "MAX_SCHEDULE_ROWS",
+    "PRESET_SYSTEMS",
     "Decision",
     "PolicyError",
     "Reservation",
@@ -43,6 +45,10 @@ Action: TypeAlias = Literal["retry", "discard", "dead_letter"]
 Reason: TypeAlias = Literal["handler_code", "non_retryable", "exhausted", "retryable"]
 OnExhaustion: TypeAlias = Literal["discard", "dead_letter"]
 Strategy: TypeAlias = Literal["none", "linear", "exponential", "polynomial"]
+PresetSystem: TypeAlias = Literal[
+    "sidekiq", "faktory", "celery", "bullmq", "temporal", "oban", "rq",
+    "dramatiq", "aws", "aws_jitter", "ratchet", "zzz_jobs", "chasquimq",
+]
 #: A policy layer: JSON text, or a mapping of document fields.
 PolicyLayer: TypeAlias = str | Mapping[str, Any]
 #: Epoch milliseconds, or an aware datetime.
@@ -54,6 +60,7 @@ __version__: str
 ERROR_CODES: Final[tuple[str, ...]]
 #: 2**53 - 1: the largest duration / count the engine accepts.
 MAX_MS: Final[int]
+PRESET_SYSTEMS: Final[tuple[PresetSystem, ...]]
 #: 9999-12-31T23:59:59.999Z in epoch milliseconds.
 MAX_INSTANT_MS: Final[int]
 #: The most rows one ``schedule()`` call builds.
@@ -91,6 +98,10 @@ class RetryPolicy:
     def merge(*layers: PolicyLayer) -> RetryPolicy: ...
     @staticmethod
     def from_json(text: str) -> RetryPolicy: ...
+    @staticmethod
+    def preset(system: PresetSystem, config: Mapping[str, Any] | None = None, /, **options: Any) -> RetryPolicy: ...
+    @property
+    def preset_system(self) -> PresetSystem | None: ...
     @property
     def max_attempts(self) -> int: ...
     @property

@@ -1,0 +1,248 @@
+//! Reading a preset's configuration object: typed fields with defaults,
+//! every fault collected under the field `preset.<key>`, unknown keys
+//! rejected, and the canonical (fully defaulted) object written back.
+
+use alloc::borrow::ToOwned;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde_json::{Map, Number, Value};
+
+use crate::duration::MAX_MS;
+use crate::error::{Faults, quote};
+use crate::policy::{kind, read_uint};
+
+pub(crate) struct Reader<'a> {
+    map: &'a Map<String, Value>,
+    seen: Vec<&'static str>,
+    pub(crate) faults: Faults,
+    pub(crate) out: Map<String, Value>,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(map: &'a Map<String, Value>) -> Self {
+        Self {
+            map,
+            seen: Vec::new(),
+            faults: Faults::default(),
+            out: Map::new(),
+        }
+    }
+
+    fn get(&mut self, key: &'static str) -> Option<&'a Value> {
+        self.seen.push(key);
+        self.map.get(key)
+    }
+
+    pub(crate) fn fault(&mut self, key: &str, msg: impl Into<String>) {
+        self.faults.push(format!("preset.{key}"), msg);
+    }
+
+    /// Whether the caller gave `key`.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+
+    /// A non-negative integer in `min..=max`.
+    pub(crate) fn uint(&mut self, key: &'static str, default: u64, min: u64, max: u64) -> u64 {
+        let v = match self.get(key) {
+            None => default,
+            Some(v) => match read_uint(v) {
+                Ok(n) if (min..=max).contains(&n) => n,
+                Ok(n) => {
+                    self.fault(
+                        key,
+                        format!("expected an integer between {min} and {max}, found {n}"),
+                    );
+                    default
+                }
+                Err(m) => {
+                    self.fault(key, m);
+                    default
+                }
+            },
+        };
+        self.out.insert(key.to_owned(), Value::from(v));
+        v
+    }
+
+    /// An integer that may be negative (Faktory's `retry: -1`).
+    pub(crate) fn int(&mut self, key: &'static str, default: i64, min: i64) -> i64 {
+        let v = match self.get(key) {
+            None => default,
+            Some(v) => match v.as_i64().or_else(|| integral(v)) {
+                #[allow(clippy::cast_possible_wrap)]
+                Some(n) if n >= min && n <= MAX_MS as i64 => n,
+                _ => {
+                    self.fault(
+                        key,
+                        format!(
+                            "expected an integer between {min} and {MAX_MS}, found {}",
+                            kind(v)
+                        ),
+                    );
+                    default
+                }
+            },
+        };
+        self.out.insert(key.to_owned(), Value::from(v));
+        v
+    }
+
+    /// An integer, or `null` for "unlimited".
+    pub(crate) fn opt_uint(&mut self, key: &'static str, default: Option<u64>) -> Option<u64> {
+        let v = match self.get(key) {
+            None => default,
+            Some(Value::Null) => None,
+            Some(v) => match read_uint(v) {
+                Ok(n) => Some(n),
+                Err(m) => {
+                    self.fault(key, format!("{m} (or null for unlimited)"));
+                    default
+                }
+            },
+        };
+        self.out
+            .insert(key.to_owned(), v.map_or(Value::Null, Value::from));
+        v
+    }
+
+    /// A finite number in `[min, max]`.
+    pub(crate) fn number(&mut self, key: &'static str, default: f64, min: f64, max: f64) -> f64 {
+        let v = match self.get(key) {
+            None => default,
+            Some(v) => match v.as_f64() {
+                Some(x) if v.is_number() && x.is_finite() && x >= min && x <= max => x,
+                _ => {
+                    self.fault(
+                        key,
+                        format!(
+                            "expected a number between {min} and {max}, found {}",
+                            kind(v)
+                        ),
+                    );
+                    default
+                }
+            },
+        };
+        self.out.insert(key.to_owned(), float(v));
+        v
+    }
+
+    pub(crate) fn boolean(&mut self, key: &'static str, default: bool) -> bool {
+        let v = match self.get(key) {
+            None => default,
+            Some(Value::Bool(b)) => *b,
+            Some(v) => {
+                self.fault(key, format!("expected true or false, found {}", kind(v)));
+                default
+            }
+        };
+        self.out.insert(key.to_owned(), Value::Bool(v));
+        v
+    }
+
+    /// One of `choices` (the first is the default).
+    pub(crate) fn choice(&mut self, key: &'static str, choices: &[&'static str]) -> &'static str {
+        let default = choices.first().copied().unwrap_or("");
+        let v = match self.get(key) {
+            None => default,
+            Some(v) => match v.as_str().and_then(|s| choices.iter().find(|c| **c == s)) {
+                Some(c) => c,
+                None => {
+                    let list: Vec<String> = choices.iter().map(|c| quote(c)).collect();
+                    self.fault(
+                        key,
+                        format!("expected one of {}, found {}", list.join(", "), kind(v)),
+                    );
+                    default
+                }
+            },
+        };
+        self.out.insert(key.to_owned(), Value::from(v));
+        v
+    }
+
+    /// A list of error-type patterns (the engine's `matches` syntax).
+    pub(crate) fn patterns(&mut self, key: &'static str, default: &[&str]) -> Vec<String> {
+        let v: Vec<String> = match self.get(key) {
+            None => default.iter().map(|s| (*s).to_owned()).collect(),
+            Some(Value::Array(items)) => {
+                let mut list = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    match item {
+                        Value::String(s) if !s.is_empty() => list.push(s.clone()),
+                        other => self.faults.push(
+                            format!("preset.{key}[{i}]"),
+                            format!("expected a non-empty error type, found {}", kind(other)),
+                        ),
+                    }
+                }
+                list
+            }
+            Some(v) => {
+                self.fault(
+                    key,
+                    format!("expected an array of error types, found {}", kind(v)),
+                );
+                Vec::new()
+            }
+        };
+        self.out.insert(
+            key.to_owned(),
+            Value::Array(v.iter().cloned().map(Value::String).collect()),
+        );
+        v
+    }
+
+    /// A raw value for fields with their own shapes (`retry: true | 5`).
+    pub(crate) fn raw(&mut self, key: &'static str) -> Option<&'a Value> {
+        self.get(key)
+    }
+
+    pub(crate) fn map_ref(&self) -> &'a Map<String, Value> {
+        self.map
+    }
+
+    pub(crate) fn put(&mut self, key: &str, v: Value) {
+        self.out.insert(key.to_owned(), v);
+    }
+
+    /// Faults for keys the system does not have; returns the canonical map.
+    pub(crate) fn finish(mut self, system: &str) -> (Map<String, Value>, Faults) {
+        for key in self.map.keys() {
+            if key != "system" && !self.seen.contains(&key.as_str()) {
+                let mut known: Vec<&str> = self.seen.clone();
+                known.sort_unstable();
+                known.dedup();
+                self.faults.push(
+                    format!("preset.{key}"),
+                    format!(
+                        "unknown field {} for the {system} preset; expected one of system, {}",
+                        quote(key),
+                        known.join(", ")
+                    ),
+                );
+            }
+        }
+        (self.out, self.faults)
+    }
+}
+
+/// A float written canonically: integral values keep a `.0`-free integer
+/// form only when they are integers in the document too.
+pub(crate) fn float(x: f64) -> Value {
+    Number::from_f64(x).map_or(Value::Null, Value::Number)
+}
+
+fn integral(v: &Value) -> Option<i64> {
+    let x = v.as_f64()?;
+    #[allow(clippy::cast_precision_loss)]
+    if x.is_finite() && libm::trunc(x) == x && x.abs() <= MAX_MS as f64 {
+        #[allow(clippy::cast_possible_truncation)]
+        Some(x as i64)
+    } else {
+        None
+    }
+}
