@@ -225,8 +225,13 @@ pub fn doc_string(v: Unknown<'_>, field: &str, doc: Document) -> Res<String> {
             .fault(field, format!("expected a string, found {}", type_name(t)))
             .into());
     }
-    let units = v.coerce_to_string()?.into_utf16()?;
-    String::from_utf16(units.as_slice()).map_err(|_| {
+    let js = v.coerce_to_string()?;
+    let len = js.utf16_len()?;
+    let units = js.into_utf16()?;
+    // The buffer carries a trailing NUL terminator: take the string's own
+    // length.
+    let text = units.as_slice().get(..len).unwrap_or_default();
+    String::from_utf16(text).map_err(|_| {
         doc.fault(
             field,
             "expected well-formed Unicode text, found a string with a lone surrogate",

@@ -3,8 +3,11 @@
 //! an `Err` from the engine is fine as long as it is a typed error.
 
 use arbitrary::{Arbitrary, Unstructured};
+use std::sync::OnceLock;
+
 use ojs_retry::{
-    Action, ErrorCode, Failure, JitterSource, MAX_INSTANT_MS, MAX_MS, RetryPolicy, RetryState,
+    Action, ErrorCode, Failure, JitterSource, MAX_INSTANT_MS, MAX_MS, PartialPolicy, RetryPolicy,
+    RetryState, Strategy,
 };
 use serde_json::{Map, Number, Value};
 
@@ -97,21 +100,24 @@ pub fn check_state_round_trip(s: &RetryState) {
 }
 
 /// Field names the structured generator prefers, so that arbitrary values
-/// land on the fields the engine reads.
-const KEYS: [&str; 12] = [
-    "max_attempts",
-    "initial_interval",
-    "backoff_coefficient",
-    "max_interval",
-    "jitter",
-    "non_retryable_errors",
-    "on_exhaustion",
-    "backoff_strategy",
-    "attempt",
-    "errors",
-    "next_retry_at",
-    "terminal",
-];
+/// land on the fields the engine reads: the keys of a canonical policy
+/// (with a non-default strategy, so `backoff_strategy` is written) and of a
+/// §10 state.
+fn keys() -> &'static [String] {
+    static KEYS: OnceLock<Vec<String>> = OnceLock::new();
+    KEYS.get_or_init(|| {
+        let policy = PartialPolicy::new()
+            .backoff_strategy(Strategy::Polynomial)
+            .build()
+            .map(|p| p.to_json())
+            .unwrap_or_default();
+        [policy, RetryState::new().to_json()]
+            .iter()
+            .filter_map(|t| serde_json::from_str::<Map<String, Value>>(t).ok())
+            .flat_map(|m| m.keys().cloned().collect::<Vec<_>>())
+            .collect()
+    })
+}
 
 /// Strings the structured generator prefers (valid and nearly valid values).
 const STRINGS: [&str; 16] = [
@@ -169,7 +175,7 @@ pub fn arbitrary_value(u: &mut Unstructured<'_>, depth: u32) -> arbitrary::Resul
             let mut m = Map::new();
             for _ in 0..len {
                 let k = if u.ratio(7, 8)? {
-                    (*u.choose(&KEYS)?).to_owned()
+                    u.choose(keys())?.clone()
                 } else {
                     u.arbitrary()?
                 };
