@@ -14,8 +14,15 @@ fuzz_target!(|data: &[u8]| {
         Ok(ms) => {
             assert!(ms <= MAX_MS);
             let canonical = format_duration(ms).expect("an accepted duration formats");
-            assert_eq!(parse_duration(&canonical).ok(), Some(ms), "{text:?} -> {canonical}");
-            assert_eq!(format_duration(ms).ok().as_deref(), Some(canonical.as_str()));
+            assert_eq!(
+                parse_duration(&canonical).ok(),
+                Some(ms),
+                "{text:?} -> {canonical}"
+            );
+            assert_eq!(
+                format_duration(ms).ok().as_deref(),
+                Some(canonical.as_str())
+            );
         }
         Err(e) => {
             check_error(&e);

@@ -11,7 +11,8 @@ use ojs_retry_fuzz::{Doc, check_error, check_policy, check_policy_error, check_s
 
 fuzz_target!(|docs: (Doc, Option<Doc>, Option<Doc>)| {
     let (a, b, c) = docs;
-    let values: Vec<serde_json::Value> = [Some(a), b, c].into_iter().flatten().map(|d| d.0).collect();
+    let values: Vec<serde_json::Value> =
+        [Some(a), b, c].into_iter().flatten().map(|d| d.0).collect();
     let from_values = RetryPolicy::from_values(&values);
     match &from_values {
         Ok(p) => check_policy(p),
@@ -21,7 +22,10 @@ fuzz_target!(|docs: (Doc, Option<Doc>, Option<Doc>)| {
     let texts: Vec<String> = values.iter().map(|v| v.to_string()).collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let from_text = RetryPolicy::from_json_layers(&refs);
-    assert_eq!(from_values, from_text, "value and text disagree on {texts:?}");
+    assert_eq!(
+        from_values, from_text,
+        "value and text disagree on {texts:?}"
+    );
 
     if let Some(v) = values.first() {
         match RetryState::from_value(v, 10) {

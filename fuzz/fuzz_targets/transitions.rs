@@ -27,13 +27,31 @@ enum Jitter {
 
 #[derive(Arbitrary, Debug)]
 enum Event {
-    Fail { error_type: u8, code: Option<u8>, dt: u32 },
-    Timeout { dt: u32 },
-    Heartbeat { dt: u32 },
-    HeartbeatBack { back: u32 },
-    Expired { dt: u32 },
-    Jump { to: u64 },
-    Decide { attempt: u64, timed_out: bool, code: Option<u8> },
+    Fail {
+        error_type: u8,
+        code: Option<u8>,
+        dt: u32,
+    },
+    Timeout {
+        dt: u32,
+    },
+    Heartbeat {
+        dt: u32,
+    },
+    HeartbeatBack {
+        back: u32,
+    },
+    Expired {
+        dt: u32,
+    },
+    Jump {
+        to: u64,
+    },
+    Decide {
+        attempt: u64,
+        timed_out: bool,
+        code: Option<u8>,
+    },
 }
 
 #[derive(Arbitrary, Debug)]
@@ -54,7 +72,12 @@ struct Input {
     events: Vec<Event>,
 }
 
-const TYPES: [&str; 4] = ["auth.forbidden", "net.reset", "validation.x", "reservation.timeout"];
+const TYPES: [&str; 4] = [
+    "auth.forbidden",
+    "net.reset",
+    "validation.x",
+    "reservation.timeout",
+];
 
 fn code(c: u8) -> HandlerCode {
     match c % 4 {
@@ -81,7 +104,11 @@ fuzz_target!(|input: Input| {
         .backoff_strategy(strategy)
         .jitter(input.jitter_on)
         .non_retryable_errors(input.patterns.clone())
-        .on_exhaustion(if input.dead_letter { OnExhaustion::DeadLetter } else { OnExhaustion::Discard })
+        .on_exhaustion(if input.dead_letter {
+            OnExhaustion::DeadLetter
+        } else {
+            OnExhaustion::Discard
+        })
         .build();
     let policy = match built {
         Ok(p) => p,
@@ -126,7 +153,11 @@ fuzz_target!(|input: Input| {
     for ev in input.events.iter().take(64) {
         let before = state.clone();
         let result = match ev {
-            Event::Fail { error_type, code: c, dt } => {
+            Event::Fail {
+                error_type,
+                code: c,
+                dt,
+            } => {
                 now = now.saturating_add(u64::from(*dt));
                 let mut e = JobError::new(TYPES[usize::from(*error_type) % TYPES.len()], "m");
                 e.code = c.map(code);
@@ -161,12 +192,25 @@ fuzz_target!(|input: Input| {
                 now = *to;
                 None
             }
-            Event::Decide { attempt, timed_out, code: c } => {
-                let mut f = if *timed_out { Failure::timeout(*attempt) } else { Failure::new(*attempt) };
+            Event::Decide {
+                attempt,
+                timed_out,
+                code: c,
+            } => {
+                let mut f = if *timed_out {
+                    Failure::timeout(*attempt)
+                } else {
+                    Failure::new(*attempt)
+                };
                 f.code = c.map(code);
                 match policy.decide(&f, now, jitter) {
                     Ok(d) => {
-                        assert!(*attempt >= 1 && *attempt <= MAX_MS && now <= MAX_INSTANT_MS && jitter_ok);
+                        assert!(
+                            *attempt >= 1
+                                && *attempt <= MAX_MS
+                                && now <= MAX_INSTANT_MS
+                                && jitter_ok
+                        );
                         check_decision(&policy, &d, now);
                         if *timed_out && *attempt < policy.max_attempts().max(1) {
                             // §9.2: a timeout is always retryable before exhaustion.
@@ -176,7 +220,10 @@ fuzz_target!(|input: Input| {
                     Err(e) => {
                         check_error(&e);
                         assert!(
-                            *attempt == 0 || *attempt > MAX_MS || now > MAX_INSTANT_MS || !jitter_ok
+                            *attempt == 0
+                                || *attempt > MAX_MS
+                                || now > MAX_INSTANT_MS
+                                || !jitter_ok
                                 || (*timed_out && c.is_some()),
                             "unexpected error {e}"
                         );
@@ -192,7 +239,10 @@ fuzz_target!(|input: Input| {
                 Ok(Heartbeat::Extended { deadline }) => {
                     assert!(now < old, "extended an expired reservation");
                     assert!(deadline >= old, "a heartbeat shortened the deadline");
-                    assert_eq!(deadline, old.max(now.saturating_add(visibility).min(MAX_INSTANT_MS)));
+                    assert_eq!(
+                        deadline,
+                        old.max(now.saturating_add(visibility).min(MAX_INSTANT_MS))
+                    );
                 }
                 Ok(Heartbeat::Expired) => assert!(now >= old && r.deadline() == old),
                 Err(e) => {
@@ -201,10 +251,15 @@ fuzz_target!(|input: Input| {
                 }
             }
         }
-        let Some((result, timed_out)) = result else { continue };
+        let Some((result, timed_out)) = result else {
+            continue;
+        };
         match result {
             Ok(d) => {
-                assert!(before.terminal().is_none(), "a terminal state recorded a failure");
+                assert!(
+                    before.terminal().is_none(),
+                    "a terminal state recorded a failure"
+                );
                 assert!(now <= MAX_INSTANT_MS && jitter_ok);
                 assert_eq!(d.attempt, before.attempt());
                 assert_eq!(d.timed_out, timed_out);
@@ -224,7 +279,10 @@ fuzz_target!(|input: Input| {
             }
             Err(e) => {
                 check_error(&e);
-                assert!(before.terminal().is_some() || now > MAX_INSTANT_MS || !jitter_ok, "{e}");
+                assert!(
+                    before.terminal().is_some() || now > MAX_INSTANT_MS || !jitter_ok,
+                    "{e}"
+                );
                 assert_eq!(state, before, "a failed call changed the state");
             }
         }

@@ -16,7 +16,11 @@ pub fn check_error(e: &ojs_retry::Error) {
     assert!(!e.code().as_str().is_empty());
     assert!(e.iter_faults().count() >= 1);
     for f in e.iter_faults() {
-        assert!(!f.message.is_empty(), "empty message for field {:?}", f.field);
+        assert!(
+            !f.message.is_empty(),
+            "empty message for field {:?}",
+            f.field
+        );
     }
     // Display never panics and names the code.
     assert!(e.to_string().starts_with(e.code().as_str()));
@@ -41,7 +45,9 @@ pub fn check_policy(p: &RetryPolicy) {
             JitterSource::Seed(n),
             JitterSource::Key("job"),
         ] {
-            let d = p.delay(n, j).unwrap_or_else(|e| panic!("delay({n}) failed: {e}"));
+            let d = p
+                .delay(n, j)
+                .unwrap_or_else(|e| panic!("delay({n}) failed: {e}"));
             assert!(d <= cap, "delay({n}) = {d} above max_interval {cap}");
         }
     }
@@ -67,7 +73,11 @@ pub fn check_policy(p: &RetryPolicy) {
         let d = p
             .decide(&Failure::new(a), 0, JitterSource::Uniform(0.5))
             .unwrap_or_else(|e| panic!("decide({a}) failed: {e}"));
-        assert_ne!(d.action, Action::Retry, "retry after max_attempts at attempt {a}");
+        assert_ne!(
+            d.action,
+            Action::Retry,
+            "retry after max_attempts at attempt {a}"
+        );
     }
 }
 
@@ -141,7 +151,11 @@ const STRINGS: [&str; 16] = [
 
 /// An arbitrary JSON value, biased towards policy-shaped documents.
 pub fn arbitrary_value(u: &mut Unstructured<'_>, depth: u32) -> arbitrary::Result<Value> {
-    let choice = if depth >= 6 { u.int_in_range(0..=5)? } else { u.int_in_range(0..=7)? };
+    let choice = if depth >= 6 {
+        u.int_in_range(0..=5)?
+    } else {
+        u.int_in_range(0..=7)?
+    };
     Ok(match choice {
         0 => Value::Null,
         1 => Value::Bool(u.arbitrary()?),
