@@ -7,17 +7,13 @@
 
 use napi::bindgen_prelude::{Env, JsObjectValue, JsValue, Null, Object, ToNapiValue, Unknown};
 use napi::{Status, ValueType};
-use ojs_retry::args::{Jitter, uint_from_f64 as core_uint};
+use ojs_retry::args::{Document, Jitter, MAX_DEPTH, uint_from_f64 as core_uint};
 use ojs_retry::{Error as CoreError, MAX_MS};
 use serde_json::{Map, Number, Value};
 
 /// `validation.invalid_argument`: what the boundary reports for a value of
 /// the wrong type or out of range.
 pub const INVALID_ARGUMENT: &str = "validation.invalid_argument";
-
-/// How deep a document may nest (a cyclic object would otherwise recurse
-/// without end).
-const MAX_DEPTH: usize = 64;
 
 /// An error on its way to becoming a JS `Error` with `code`, `field` and
 /// `faults`.
@@ -216,14 +212,32 @@ pub fn clock_ms() -> u64 {
 
 /// A JS string argument.
 pub fn string(v: Unknown<'_>, field: &str) -> Res<String> {
+    doc_string(v, field, Document::Argument)
+}
+
+/// A JS string that is part of `doc`: a fault has the document's code. Read
+/// as UTF-16 so that a lone surrogate is refused, not silently replaced by
+/// U+FFFD as a UTF-8 conversion would.
+pub fn doc_string(v: Unknown<'_>, field: &str, doc: Document) -> Res<String> {
     let t = v.get_type()?;
     if t != ValueType::String {
-        return Err(arg(
-            field,
-            format!("expected a string, found {}", type_name(t)),
-        ));
+        return Err(doc
+            .fault(field, format!("expected a string, found {}", type_name(t)))
+            .into());
     }
-    Ok(v.coerce_to_string()?.into_utf8()?.into_owned()?)
+    let js = v.coerce_to_string()?;
+    let len = js.utf16_len()?;
+    let units = js.into_utf16()?;
+    // The buffer carries a trailing NUL terminator: take the string's own
+    // length.
+    let text = units.as_slice().get(..len).unwrap_or_default();
+    String::from_utf16(text).map_err(|_| {
+        doc.fault(
+            field,
+            "expected well-formed Unicode text, found a string with a lone surrogate",
+        )
+        .into()
+    })
 }
 
 /// An array of strings (`field[i]` names a bad element).
@@ -313,43 +327,29 @@ fn seed_value(v: Unknown<'_>) -> Res<u64> {
 
 /// A JS value as JSON, for documents (policies, state, details): objects,
 /// arrays, strings, finite numbers, booleans, null; `undefined` properties
-/// are left out (as `JSON.stringify` does). `path` names the offending part
-/// in errors.
-pub fn to_json(v: Unknown<'_>, path: &str) -> Res<Value> {
-    to_json_at(v, path, 0)
+/// are left out (as `JSON.stringify` does). A value with no JSON form is a
+/// fault of `doc` at `path` (see [`Document`]).
+pub fn to_json(v: Unknown<'_>, path: &str, doc: Document) -> Res<Value> {
+    to_json_at(v, path, 0, doc)
 }
 
-fn to_json_at(v: Unknown<'_>, path: &str, depth: usize) -> Res<Value> {
-    let field = |p: &str| {
-        if p.is_empty() {
-            String::new()
-        } else {
-            p.to_owned()
-        }
-    };
+fn to_json_at(v: Unknown<'_>, path: &str, depth: usize, doc: Document) -> Res<Value> {
+    let fault = |message: String| Fail::Core(doc.fault(path, message));
     if depth > MAX_DEPTH {
-        // Name the top-level field, not a path of 64 segments.
-        let top = path.split(['.', '[']).next().unwrap_or_default();
-        return Err(arg(
-            top,
-            format!(
-                "expected a JSON document nested at most {MAX_DEPTH} levels deep (is it cyclic?)"
-            ),
-        ));
+        return Err(doc.too_deep(path).into());
     }
     let t = v.get_type()?;
     Ok(match t {
         ValueType::Null => Value::Null,
         ValueType::Boolean => Value::Bool(v.coerce_to_bool()?),
-        ValueType::String => Value::String(v.coerce_to_string()?.into_utf8()?.into_owned()?),
+        ValueType::String => Value::String(doc_string(v, path, doc)?),
         ValueType::Number => {
             let x = v.coerce_to_number()?.get_double()?;
-            Value::Number(json_number(x).ok_or_else(|| {
-                arg(
-                    field(path),
-                    format!("expected a finite number, found {}", show_f64(x)),
-                )
-            })?)
+            Value::Number(
+                json_number(x).ok_or_else(|| {
+                    fault(format!("expected a finite number, found {}", show_f64(x)))
+                })?,
+            )
         }
         ValueType::BigInt => {
             let text = v.coerce_to_string()?.into_utf8()?.into_owned()?;
@@ -358,10 +358,9 @@ fn to_json_at(v: Unknown<'_>, path: &str, depth: usize) -> Res<Value> {
                 .map(Number::from)
                 .or_else(|_| text.parse::<i64>().map(Number::from));
             Value::Number(n.map_err(|_| {
-                arg(
-                    field(path),
-                    format!("expected a number, found the bigint {text}n (beyond 64 bits)"),
-                )
+                fault(format!(
+                    "expected a number, found the bigint {text}n (beyond 64 bits)"
+                ))
             })?)
         }
         ValueType::Object if v.is_array()? => {
@@ -374,7 +373,7 @@ fn to_json_at(v: Unknown<'_>, path: &str, depth: usize) -> Res<Value> {
                 if item.get_type()? == ValueType::Undefined {
                     out.push(Value::Null); // as JSON.stringify does in arrays
                 } else {
-                    out.push(to_json_at(item, &p, depth + 1)?);
+                    out.push(to_json_at(item, &p, depth + 1, doc)?);
                 }
             }
             Value::Array(out)
@@ -382,7 +381,11 @@ fn to_json_at(v: Unknown<'_>, path: &str, depth: usize) -> Res<Value> {
         ValueType::Object => {
             let obj = v.coerce_to_object()?;
             let mut map = Map::new();
-            for key in Object::keys(&obj)? {
+            // Keys read as JS strings (not `Object::keys`, which converts to
+            // UTF-8 lossily), so a lone surrogate in a key is a fault too.
+            let names = obj.get_property_names()?;
+            for i in 0..names.get_array_length()? {
+                let key = doc_string(names.get_element::<Unknown<'_>>(i)?, path, doc)?;
                 let item: Unknown<'_> = obj.get_named_property(&key)?;
                 if item.get_type()? == ValueType::Undefined {
                     continue;
@@ -392,16 +395,16 @@ fn to_json_at(v: Unknown<'_>, path: &str, depth: usize) -> Res<Value> {
                 } else {
                     format!("{path}.{key}")
                 };
-                let value = to_json_at(item, &p, depth + 1)?;
+                let value = to_json_at(item, &p, depth + 1, doc)?;
                 map.insert(key, value);
             }
             Value::Object(map)
         }
         other => {
-            return Err(arg(
-                field(path),
-                format!("expected a JSON value, found {}", type_name(other)),
-            ));
+            return Err(fault(format!(
+                "expected a JSON value, found {}",
+                type_name(other)
+            )));
         }
     })
 }

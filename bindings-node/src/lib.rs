@@ -23,10 +23,10 @@ use ojs_retry::{
 };
 use serde_json::Value;
 
-use ojs_retry::args::Jitter;
+use ojs_retry::args::{Document, Jitter};
 
 use crate::convert::{
-    Res, arg, jitter, now_or_clock, num, string, strings, throw, type_name, uint,
+    Res, arg, doc_string, jitter, now_or_clock, num, string, strings, throw, type_name, uint,
 };
 
 /// Runs `f` and turns a [`Fail`] into the JS error to throw.
@@ -78,7 +78,7 @@ fn layer(v: Unknown<'_>, i: usize, n: usize) -> Res<Layer> {
     let t = v.get_type()?;
     let field = "";
     match t {
-        ValueType::String => Ok(Layer::Text(string(v, field)?)),
+        ValueType::String => Ok(Layer::Text(doc_string(v, field, Document::Policy)?)),
         ValueType::Undefined => Err(arg(
             field,
             if n > 1 {
@@ -92,7 +92,7 @@ fn layer(v: Unknown<'_>, i: usize, n: usize) -> Res<Layer> {
         )),
         // Objects, and everything else the core reports as "expected a
         // JSON object, found ...".
-        _ => Ok(Layer::Doc(convert::to_json(v, "")?)),
+        _ => Ok(Layer::Doc(convert::to_json(v, "", Document::Policy)?)),
     }
 }
 
@@ -182,7 +182,7 @@ fn job_error(v: Unknown<'_>) -> Res<JobError> {
         None => None,
     };
     let details = match given(o.get_named_property("details")?)? {
-        Some(d) => Some(convert::to_json(d, "details")?),
+        Some(d) => Some(convert::to_json(d, "details", Document::Argument)?),
         None => None,
     };
     let mut e = JobError::new(error_type, message);
@@ -307,7 +307,7 @@ impl RetryPolicy {
         run(&env, || {
             let system = string(system, "system")?;
             let config = match given(config)? {
-                Some(c) => convert::to_json(c, "preset")?,
+                Some(c) => convert::to_json(c, "preset", Document::Policy)?,
                 None => Value::Object(serde_json::Map::new()),
             };
             Ok(Self {
@@ -525,9 +525,9 @@ impl RetryState {
         run(&env, || {
             let limit = history_limit(options)?;
             let inner = if state.get_type()? == ValueType::String {
-                CoreState::from_json(&string(state, "state")?, limit)?
+                CoreState::from_json(&doc_string(state, "", Document::State)?, limit)?
             } else {
-                CoreState::from_value(&convert::to_json(state, "")?, limit)?
+                CoreState::from_value(&convert::to_json(state, "", Document::State)?, limit)?
             };
             Ok(Self { inner })
         })

@@ -13,8 +13,7 @@ use serde_json::{Map, Number, Value};
 
 use crate::errors::{self, arg};
 
-/// How deep a dict / list argument may nest (as the core's JSON parser).
-const MAX_DEPTH: usize = 128;
+pub(crate) use ojs_retry::args::{Document as Doc, MAX_DEPTH};
 
 /// A short description of a Python value for messages: its type and repr.
 pub(crate) fn describe(obj: &Bound<'_, PyAny>) -> String {
@@ -278,27 +277,6 @@ pub(crate) fn clock(py: Python<'_>) -> PyResult<u64> {
     u64::try_from(since.as_millis()).map_err(|_| arg(py, "now", "the system clock is out of range"))
 }
 
-/// Where a converted value is going: picks the error code of a fault.
-#[derive(Clone, Copy)]
-pub(crate) enum Doc {
-    /// A retry policy layer.
-    Policy,
-    /// A §10 state document.
-    State,
-    /// An argument such as `details`.
-    Argument,
-}
-
-impl Doc {
-    fn code(self) -> &'static str {
-        match self {
-            Self::Policy => errors::POLICY_INVALID,
-            Self::State => errors::STATE_INVALID,
-            Self::Argument => errors::INVALID_ARGUMENT,
-        }
-    }
-}
-
 /// A Python value (dict, list, tuple, str, int, float, bool, None, nested)
 /// as a JSON value. `root` is the field of the value itself ("" for a
 /// document). NaN / infinity, non-string keys and other types are faults
@@ -307,19 +285,18 @@ impl Doc {
 /// text.
 pub(crate) fn to_value(obj: &Bound<'_, PyAny>, root: &str, doc: Doc) -> PyResult<Value> {
     let mut path = root.to_owned();
-    value_at(obj, &mut path, 0)
-        .map_err(|(field, msg)| errors::raise(obj.py(), doc.code(), &[(field, msg)]))
+    value_at(obj, &mut path, 0, doc).map_err(|e| errors::from_core(obj.py(), &e))
 }
 
-type Fault = (String, String);
-
-fn value_at(obj: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> Result<Value, Fault> {
-    let fault = |path: &str, msg: String| Err((path.to_owned(), msg));
+fn value_at(
+    obj: &Bound<'_, PyAny>,
+    path: &mut String,
+    depth: usize,
+    doc: Doc,
+) -> Result<Value, ojs_retry::Error> {
+    let fault = |path: &str, msg: String| Err(doc.fault(path, msg));
     if depth > MAX_DEPTH {
-        return fault(
-            path,
-            format!("expected at most {MAX_DEPTH} levels of nesting"),
-        );
+        return Err(doc.too_deep(path));
     }
     if obj.is_none() {
         return Ok(Value::Null);
@@ -374,7 +351,7 @@ fn value_at(obj: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> Result<V
         for (i, item) in items.iter().enumerate() {
             let len = path.len();
             path.push_str(&format!("[{i}]"));
-            let v = value_at(item, path, depth + 1);
+            let v = value_at(item, path, depth + 1, doc);
             path.truncate(len);
             out.push(v?);
         }
@@ -383,12 +360,12 @@ fn value_at(obj: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> Result<V
     if let Ok(m) = obj.cast::<PyMapping>() {
         let pairs = m
             .items()
-            .map_err(|e| (path.clone(), format!("could not read the mapping: {e}")))?;
+            .map_err(|e| doc.fault(path, format!("could not read the mapping: {e}")))?;
         let mut out = Map::new();
         for pair in pairs.iter() {
             let (k, v) = pair
                 .extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()
-                .map_err(|e| (path.clone(), format!("could not read the mapping: {e}")))?;
+                .map_err(|e| doc.fault(path, format!("could not read the mapping: {e}")))?;
             let key = match k.cast::<PyString>().ok().map(|s| s.to_str()) {
                 Some(Ok(s)) => s.to_owned(),
                 _ => {
@@ -403,7 +380,7 @@ fn value_at(obj: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> Result<V
                 path.push('.');
             }
             path.push_str(&key);
-            let v = value_at(&v, path, depth + 1);
+            let v = value_at(&v, path, depth + 1, doc);
             path.truncate(len);
             out.insert(key, v?);
         }

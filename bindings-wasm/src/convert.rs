@@ -19,9 +19,9 @@ pub(crate) const MAX_SAFE: u64 = (1 << 53) - 1;
 #[allow(clippy::cast_precision_loss)] // 2^53 − 1 is exact in f64
 const MAX_SAFE_F64: f64 = MAX_SAFE as f64;
 
-/// How deep a JS object given as a JSON document may nest (cycles and
-/// absurd nesting become an error instead of exhausting the wasm stack).
-const MAX_DEPTH: usize = 64;
+// How deep a JS object given as a JSON document may nest: cycles and
+// absurd nesting become an error instead of exhausting the wasm stack.
+pub(crate) use ojs_retry::args::{Document, MAX_DEPTH};
 
 /// A JS `Error` with `code`, `field` and `faults`.
 pub(crate) fn js_error<'a>(
@@ -173,17 +173,21 @@ pub(crate) fn now(v: &JsValue) -> JsResult<u64> {
 /// A well-formed JS string (lone surrogates are refused rather than
 /// silently replaced by U+FFFD).
 pub(crate) fn string(v: &JsValue, field: &str) -> JsResult<String> {
+    doc_string(v, field, Document::Argument)
+}
+
+const LONE_SURROGATE: &str =
+    "expected well-formed Unicode text, found a string with a lone surrogate";
+
+/// [`string`] for a part of a document: the fault has the document's code.
+pub(crate) fn doc_string(v: &JsValue, field: &str, doc: Document) -> JsResult<String> {
     let Some(js) = v.dyn_ref::<JsString>() else {
-        return Err(arg_error(
-            field,
-            &format!("expected a string, found {}", describe(v)),
+        return Err(core_error(
+            &doc.fault(field, format!("expected a string, found {}", describe(v))),
         ));
     };
     if !js.is_valid_utf16() {
-        return Err(arg_error(
-            field,
-            "expected well-formed Unicode text, found a string with a lone surrogate",
-        ));
+        return Err(core_error(&doc.fault(field, LONE_SURROGATE)));
     }
     Ok(String::from(js))
 }
@@ -262,18 +266,16 @@ fn plain_object(v: &JsValue, field: &str) -> JsResult<Object> {
 
 /// A JS value read as a JSON value (what `JSON.stringify` would keep):
 /// object keys whose value is `undefined` are omitted; `NaN`, infinities,
-/// functions, symbols, non-plain objects and lone surrogates are errors
-/// naming the offending path; BigInts become integers.
-pub(crate) fn json_value(v: &JsValue, path: &str) -> JsResult<Value> {
-    to_json(v, path, 0)
+/// functions, symbols, non-plain objects and lone surrogates are faults of
+/// `doc` naming the offending path; BigInts become integers.
+pub(crate) fn json_value(v: &JsValue, path: &str, doc: Document) -> JsResult<Value> {
+    to_json(v, path, 0, doc)
 }
 
-fn to_json(v: &JsValue, path: &str, depth: usize) -> JsResult<Value> {
+fn to_json(v: &JsValue, path: &str, depth: usize, doc: Document) -> JsResult<Value> {
+    let fault = |message: &str| core_error(&doc.fault(path, message));
     if depth > MAX_DEPTH {
-        return Err(arg_error(
-            path,
-            &format!("expected at most {MAX_DEPTH} levels of nesting (is the object cyclic?)"),
-        ));
+        return Err(core_error(&doc.too_deep(path)));
     }
     if v.is_null() {
         return Ok(Value::Null);
@@ -282,15 +284,11 @@ fn to_json(v: &JsValue, path: &str, depth: usize) -> JsResult<Value> {
         return Ok(Value::Bool(b));
     }
     if let Some(x) = v.as_f64() {
-        return number(x).ok_or_else(|| {
-            arg_error(
-                path,
-                &format!("expected a finite number, found {}", fmt_num(x)),
-            )
-        });
+        return number(x)
+            .ok_or_else(|| fault(&format!("expected a finite number, found {}", fmt_num(x))));
     }
     if v.is_string() {
-        return string(v, path).map(Value::String);
+        return doc_string(v, path, doc).map(Value::String);
     }
     if v.is_bigint() {
         if let Ok(n) = u64::try_from(v.clone()) {
@@ -299,10 +297,7 @@ fn to_json(v: &JsValue, path: &str, depth: usize) -> JsResult<Value> {
         if let Ok(n) = i64::try_from(v.clone()) {
             return Ok(Value::Number(n.into()));
         }
-        return Err(arg_error(
-            path,
-            "expected a BigInt between -2^63 and 2^64 - 1",
-        ));
+        return Err(fault("expected a BigInt between -2^63 and 2^64 - 1"));
     }
     if Array::is_array(v) {
         let arr: &Array = v.unchecked_ref();
@@ -312,16 +307,17 @@ fn to_json(v: &JsValue, path: &str, depth: usize) -> JsResult<Value> {
             out.push(if item.is_undefined() {
                 Value::Null
             } else {
-                to_json(&item, &p, depth + 1)?
+                to_json(&item, &p, depth + 1, doc)?
             });
         }
         return Ok(Value::Array(out));
     }
     if v.is_object() {
-        let obj = plain_object(v, path)?;
+        let obj = plain_object(v, path)
+            .map_err(|_| fault(&format!("expected a plain object, found {}", describe(v))))?;
         let mut map = Map::new();
         for key in Object::keys(&obj).iter() {
-            let name = string(&key, path)?;
+            let name = doc_string(&key, path, doc)?;
             let item = prop(&obj, &name);
             if item.is_undefined() {
                 continue;
@@ -331,15 +327,15 @@ fn to_json(v: &JsValue, path: &str, depth: usize) -> JsResult<Value> {
             } else {
                 format!("{path}.{name}")
             };
-            let value = to_json(&item, &p, depth + 1)?;
+            let value = to_json(&item, &p, depth + 1, doc)?;
             map.insert(name, value);
         }
         return Ok(Value::Object(map));
     }
-    Err(arg_error(
-        path,
-        &format!("expected a JSON value, found {}", describe(v)),
-    ))
+    Err(fault(&format!(
+        "expected a JSON value, found {}",
+        describe(v)
+    )))
 }
 
 /// A finite JS number as a JSON number: integral values within ±(2^53 − 1)
@@ -365,11 +361,11 @@ pub(crate) enum Layer {
 
 /// Anything that is not a string is read as a JSON value and judged by the
 /// core (`null`, arrays and numbers are documents that are not objects).
-pub(crate) fn layer(v: &JsValue, field: &str) -> JsResult<Layer> {
+pub(crate) fn layer(v: &JsValue) -> JsResult<Layer> {
     if v.is_string() {
-        string(v, field).map(Layer::Text)
+        doc_string(v, "", Document::Policy).map(Layer::Text)
     } else {
-        json_value(v, "").map(Layer::Value)
+        json_value(v, "", Document::Policy).map(Layer::Value)
     }
 }
 

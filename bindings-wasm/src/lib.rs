@@ -25,8 +25,9 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use convert::{
-    JsResult, arg_error, boolean, core, given, jitter, jitter_or_entropy, json_value, layer, now,
-    opt_uint, options, policy_from_layers, prop, set, string, strings, to_js, uint,
+    Document, JsResult, arg_error, boolean, core, doc_string, given, jitter, jitter_or_entropy,
+    json_value, layer, now, opt_uint, options, policy_from_layers, prop, set, string, strings,
+    to_js, uint,
 };
 
 /// `Decision` as the JS API shows it (camelCase keys, `null` when absent).
@@ -148,7 +149,7 @@ impl JsRetryPolicy {
         let layers: Vec<convert::Layer> = if policy.is_undefined() {
             Vec::new()
         } else {
-            alloc::vec![layer(&policy, "policy")?]
+            alloc::vec![layer(&policy)?]
         };
         Ok(Self {
             inner: policy_from_layers(&layers)?,
@@ -162,8 +163,8 @@ impl JsRetryPolicy {
         }
         let arr: &Array = layers.unchecked_ref();
         let mut out = Vec::with_capacity(arr.length() as usize);
-        for (i, l) in arr.iter().enumerate() {
-            out.push(layer(&l, &alloc::format!("layers[{i}]"))?);
+        for l in arr.iter() {
+            out.push(layer(&l)?);
         }
         Ok(Self {
             inner: policy_from_layers(&out)?,
@@ -175,7 +176,7 @@ impl JsRetryPolicy {
     pub fn preset(system: JsValue, config: JsValue) -> JsResult<JsRetryPolicy> {
         let system = string(&system, "system")?;
         let config = match given(&config) {
-            Some(c) => convert::json_value(c, "preset")?,
+            Some(c) => convert::json_value(c, "preset", convert::Document::Policy)?,
             None => serde_json::Value::Object(serde_json::Map::new()),
         };
         Ok(Self {
@@ -368,9 +369,15 @@ impl JsRetryState {
     pub fn from_json(state: JsValue, options: JsValue) -> JsResult<JsRetryState> {
         let limit = history_limit(&options)?.unwrap_or(ojs_retry::state::MIN_HISTORY);
         let inner = if state.is_string() {
-            core(RetryState::from_json(&string(&state, "state")?, limit))?
+            core(RetryState::from_json(
+                &doc_string(&state, "", Document::State)?,
+                limit,
+            ))?
         } else {
-            core(RetryState::from_value(&json_value(&state, "")?, limit))?
+            core(RetryState::from_value(
+                &json_value(&state, "", Document::State)?,
+                limit,
+            ))?
         };
         Ok(Self { inner })
     }
@@ -460,7 +467,7 @@ fn job_error(v: &JsValue) -> JsResult<JobError> {
     }
     let details = prop(&obj, "details");
     if !details.is_undefined() {
-        e.details = Some(json_value(&details, "details")?);
+        e.details = Some(json_value(&details, "details", Document::Argument)?);
     }
     Ok(e)
 }

@@ -6,7 +6,7 @@ use alloc::format;
 use alloc::string::String;
 
 use crate::duration::MAX_MS;
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::jitter::JitterSource;
 
 /// An integer argument given as a float (a JavaScript number): it must be
@@ -70,5 +70,65 @@ impl Jitter {
             #[cfg(feature = "std")]
             Self::Entropy => JitterSource::Entropy,
         }
+    }
+}
+
+/// How many levels of nesting a binding reads from a host value (a JS
+/// object, a Python dict) given as a document. Deeper (or cyclic) values are
+/// a [`Document::too_deep`] error instead of a deep recursion.
+pub const MAX_DEPTH: usize = 64;
+
+/// The kind of document a binding converts a host value into. It decides
+/// the error code of a conversion fault (a NaN, a lone surrogate, a value
+/// nested too deep), so that such a fault reads exactly like the faults the
+/// core finds in the same document.
+///
+/// ```
+/// use ojs_retry::args::Document;
+/// let e = Document::Policy.fault("max_attempts", "expected a finite number, found NaN");
+/// assert_eq!((e.code().as_str(), e.field()), ("validation.retry_policy_invalid", "max_attempts"));
+/// let e = Document::Policy.too_deep("non_retryable_errors[0][0]");
+/// assert_eq!(e.field(), "non_retryable_errors");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Document {
+    /// A retry policy layer (`validation.retry_policy_invalid`).
+    Policy,
+    /// A §10 state document (`validation.state_invalid`).
+    State,
+    /// Any other argument, such as an error's `details`
+    /// (`validation.invalid_argument`).
+    Argument,
+}
+
+impl Document {
+    /// The error code of a fault in this kind of document.
+    #[must_use]
+    pub const fn code(self) -> ErrorCode {
+        match self {
+            Self::Policy => ErrorCode::RetryPolicyInvalid,
+            Self::State => ErrorCode::StateInvalid,
+            Self::Argument => ErrorCode::InvalidArgument,
+        }
+    }
+
+    /// A value at `path` (`"max_attempts"`, `"non_retryable_errors[1]"`,
+    /// `""` for the document) that has no JSON form.
+    #[must_use]
+    pub fn fault(self, path: &str, message: impl Into<String>) -> Error {
+        Error::new(self.code(), path, message)
+    }
+
+    /// A value nested deeper than [`MAX_DEPTH`] at `path`. The fault names
+    /// the top-level field the path starts in (`""` for the document), so
+    /// every binding reports the same field whatever its path syntax.
+    #[must_use]
+    pub fn too_deep(self, path: &str) -> Error {
+        let top = path.split(['.', '[']).next().unwrap_or_default();
+        Error::new(
+            self.code(),
+            top,
+            format!("expected a JSON value nested at most {MAX_DEPTH} levels deep (is it cyclic?)"),
+        )
     }
 }

@@ -205,7 +205,7 @@ pub(crate) fn to_ms(raw: f64, rounding: Rounding) -> u64 {
 
 /// `floor(d · k / 2^53)` exactly.
 fn scale(d: u64, k: u64) -> u64 {
-    let p = (u128::from(d) * u128::from(k)) >> 53;
+    let p = u128::from(d).saturating_mul(u128::from(k)) >> 53;
     // d < 2^53 and k < 2^53, so p < d: fits.
     u64::try_from(p).unwrap_or(MAX_MS)
 }
@@ -238,11 +238,11 @@ impl Backoff {
         let k = sample.bits();
         let d = match self.spread {
             Spread::None => capped,
-            Spread::Proportional => scale(capped, (1 << 52) + k),
+            Spread::Proportional => scale(capped, k.saturating_add(1 << 52)),
             Spread::Full => scale(capped, k),
             Spread::Equal => {
                 let half = capped / 2;
-                half + scale(capped - half, k)
+                half.saturating_add(scale(capped.saturating_sub(half), k))
             }
             Spread::Additive(max) => capped.saturating_add(scale(max, k)),
             // Without the chain, a single step from `capped` as the previous delay.
@@ -280,7 +280,7 @@ impl Backoff {
     fn decorrelated_step(&self, prev: u64, sample: Sample) -> u64 {
         let base = self.initial_ms;
         let upper = prev.saturating_mul(3).max(base);
-        base.saturating_add(scale(upper - base, sample.bits()))
+        base.saturating_add(scale(upper.saturating_sub(base), sample.bits()))
             .min(self.cap_ms)
     }
 

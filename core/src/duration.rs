@@ -204,7 +204,7 @@ pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
             .iter()
             .skip(next_unit)
             .position(|(d, _)| *d == designator)
-            .map(|p| p + next_unit)
+            .map(|p| p.saturating_add(next_unit))
         else {
             let why = if designator.is_ascii_lowercase() {
                 "designators must be upper case"
@@ -230,9 +230,9 @@ pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
             // Milliseconds from the first three digits; the rest must be zero.
             let mut ms: u128 = 0;
             for (i, d) in f.iter().enumerate() {
-                let digit = u128::from(d - b'0');
+                let digit = u128::from(digit_value(*d));
                 if i < 3 {
-                    ms = ms * 10 + digit;
+                    ms = ms.saturating_mul(10).saturating_add(digit);
                 } else if digit != 0 {
                     return Err(fail(
                         "durations are exact to the millisecond; this one has a sub-millisecond remainder",
@@ -240,9 +240,9 @@ pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
                 }
             }
             for _ in f.len()..3 {
-                ms *= 10;
+                ms = ms.saturating_mul(10);
             }
-            value += ms;
+            value = value.saturating_add(ms);
         }
         total = total
             .checked_add(value)
@@ -255,11 +255,11 @@ pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
         if total > u128::from(MAX_MS) {
             return Err(fail("the duration is too large"));
         }
-        components += 1;
+        components = components.saturating_add(1);
         if in_time {
-            time_components += 1;
+            time_components = time_components.saturating_add(1);
         }
-        next_unit = pos + 1;
+        next_unit = pos.saturating_add(1);
         rest = tail;
     }
     if components == 0 || (in_time && time_components == 0) {
@@ -268,12 +268,19 @@ pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
     u64::try_from(total).map_err(|_| fail("the duration is too large"))
 }
 
+/// The value of an ASCII digit (0 for anything else; callers pass digits).
+fn digit_value(d: u8) -> u32 {
+    char::from(d).to_digit(10).unwrap_or(0)
+}
+
 /// The value of a run of ASCII digits, `None` past `MAX_MS` (any larger
 /// number makes the duration too large anyway, whatever its unit).
 fn digits_value(digits: &[u8]) -> Option<u128> {
     let mut v: u128 = 0;
     for d in digits {
-        v = v * 10 + u128::from(d - b'0');
+        v = v
+            .saturating_mul(10)
+            .saturating_add(u128::from(digit_value(*d)));
         if v > u128::from(MAX_MS) {
             return None;
         }

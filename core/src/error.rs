@@ -138,7 +138,7 @@ impl Error {
     /// Every fault, first one first.
     #[must_use]
     pub fn faults(&self) -> Vec<Fault> {
-        let mut v = Vec::with_capacity(1 + self.more.len());
+        let mut v = Vec::with_capacity(self.more.len().saturating_add(1));
         v.push(self.first.clone());
         v.extend(self.more.iter().cloned());
         v

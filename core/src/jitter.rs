@@ -224,7 +224,7 @@ pub const fn fnv1a64(bytes: &[u8]) -> u64 {
         #[allow(clippy::indexing_slicing)]
         let b = bytes[i];
         h = (h ^ b as u64).wrapping_mul(0x0100_0000_01B3);
-        i += 1;
+        i = i.saturating_add(1);
     }
     h
 }

@@ -56,6 +56,10 @@
 //! Without `std` the crate is `#![no_std]` + `alloc`.
 
 #![no_std]
+// No panics by construction: on top of the workspace's unwrap / expect /
+// indexing / panic denials, no arithmetic that can overflow or divide by
+// zero (checked, saturating or wrapping operations say what happens).
+#![deny(clippy::arithmetic_side_effects)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate alloc;

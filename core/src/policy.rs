@@ -591,7 +591,7 @@ impl RetryPolicy {
     /// ```
     #[must_use]
     pub fn max_retries(&self) -> u64 {
-        self.max_attempts.max(1) - 1
+        self.max_attempts.saturating_sub(1)
     }
 
     /// The canonical effective policy as compact JSON: the §2.1 field order,
@@ -717,12 +717,12 @@ fn field_rank(field: &str) -> usize {
     FIELDS
         .iter()
         .position(|f| *f == name)
-        .map_or(FIELDS.len() + 1, |i| i + 1)
+        .map_or(FIELDS.len().saturating_add(1), |i| i.saturating_add(1))
 }
 
 fn layer_ctx(i: usize, n: usize) -> String {
     if n > 1 {
-        format!("layer {}: ", i + 1)
+        format!("layer {}: ", i.saturating_add(1))
     } else {
         String::new()
     }
@@ -736,7 +736,7 @@ impl Serialize for RetryPolicy {
             return st.end();
         }
         let extra = usize::from(self.strategy != Strategy::Exponential);
-        let mut st = s.serialize_struct("RetryPolicy", 7 + extra)?;
+        let mut st = s.serialize_struct("RetryPolicy", extra.saturating_add(7))?;
         st.serialize_field("max_attempts", &self.max_attempts)?;
         st.serialize_field(
             "initial_interval",

@@ -43,6 +43,9 @@ pub fn format_timestamp(ms: u64) -> Result<String, Error> {
     Ok(format_ms(ms))
 }
 
+// Calendar arithmetic on bounded values: ms ≤ MAX_INSTANT_MS keeps every
+// intermediate below 2^48, far from overflow.
+#[allow(clippy::arithmetic_side_effects)]
 pub(crate) fn format_ms(ms: u64) -> String {
     let days = ms / 86_400_000;
     let rem = ms % 86_400_000;
@@ -74,6 +77,9 @@ pub fn parse_timestamp(text: &str) -> Result<u64, Error> {
     parse_ms(text).map_err(|why| Error::arg("timestamp", why))
 }
 
+// Operands come from fixed-width digit fields (at most 4 digits) and indices
+// bounded by the text's length, so every intermediate stays below 2^50.
+#[allow(clippy::arithmetic_side_effects)]
 pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
     let fail = |why: &str| {
         format!(
@@ -177,6 +183,7 @@ fn days_in_month(y: u64, m: u64) -> u64 {
 
 /// Days since 1970-01-01 (negative before) for a proleptic Gregorian date
 /// of a four-digit year.
+#[allow(clippy::arithmetic_side_effects)] // 4-digit years: every value < 2^32
 fn days_from_civil(y: u64, m: u64, d: u64) -> i64 {
     // Shift so the year starts in March; 0000-03-01 is day 0 of era 0.
     let y = if m <= 2 { y + 400 - 1 } else { y + 400 };
@@ -190,6 +197,7 @@ fn days_from_civil(y: u64, m: u64, d: u64) -> i64 {
     i64::try_from(era * 146_097 + doe).unwrap_or(i64::MAX) - (719_468 + 146_097)
 }
 
+#[allow(clippy::arithmetic_side_effects)] // days ≤ u64::MAX / 86 400 000 < 2^38: no product overflows
 fn civil_from_days(days: u64) -> (u64, u64, u64) {
     let z = days + 719_468;
     let era = z / 146_097;

@@ -108,7 +108,7 @@ export function apiChecks(api) {
     ["retry number 2^53", () => policy.delay(2 ** 53), "validation.invalid_argument", "retry_number"],
     ["seed 2^64", () => policy.delay(1, { seed: 2n ** 64n }), "validation.invalid_argument", "seed"],
     ["now NaN", () => policy.decide({ attempt: 1 }, { now: NaN }), "validation.invalid_argument", "now"],
-    ["policy NaN field", () => new RetryPolicy({ backoff_coefficient: NaN }), "validation.invalid_argument", "backoff_coefficient"],
+    ["policy NaN field", () => new RetryPolicy({ backoff_coefficient: NaN }), "validation.retry_policy_invalid", "backoff_coefficient"],
     ["state policy not a RetryPolicy", () => state.recordFailure({}, { type: "a", message: "b" }), "validation.invalid_argument", "policy"],
     ["reservation timeout 0", () => new Reservation(1, 0, 0), "validation.invalid_argument", "visibility_timeout_ms"],
     ["duration text", () => parseDuration("PT1.5M"), "validation.duration_invalid", "duration"],

@@ -87,6 +87,61 @@ export function mismatch(expected, actual, keys = (k) => k, path = "") {
     : `${path || "value"}: expected ${show(expected)}, found ${show(actual)}`;
 }
 
+const SPECIAL = { NaN: NaN, Infinity: Infinity, "-Infinity": -Infinity, "-0": -0 };
+
+/**
+ * The vector input with the hostile-input encodings (tests/vectors/README.md
+ * "Hostile-input encodings") turned into the JS values they denote: NaN,
+ * ±Infinity, -0, BigInt, lone surrogates, 10 MB strings, values nested
+ * 100 000 deep. An unknown `$` key is a runner error.
+ */
+export function expand(v) {
+  if (Array.isArray(v)) return v.map(expand);
+  if (!isObject(v)) return v;
+  if ("$special" in v) {
+    if (!Object.prototype.hasOwnProperty.call(SPECIAL, v.$special)) throw new RunnerError(`unknown $special ${show(v.$special)}`);
+    return SPECIAL[v.$special];
+  }
+  if ("$repeat" in v) return String(v.$repeat).repeat(v.times);
+  if ("$concat" in v) {
+    const parts = v.$concat.map(expand);
+    if (!parts.every((p) => typeof p === "string")) throw new RunnerError("$concat parts must be strings");
+    return parts.join("");
+  }
+  if ("$lone_surrogate" in v) return String.fromCharCode(parseInt(v.$lone_surrogate, 16));
+  if ("$bigint" in v) return BigInt(v.$bigint);
+  if ("$nest" in v) {
+    let out = [];
+    for (let i = 0; i < v.$nest; i++) out = v.kind === "object" ? { a: out } : [out];
+    return out;
+  }
+  if ("$object" in v) {
+    const out = {};
+    for (const [k, x] of v.$object) out[expand(k)] = expand(x);
+    return out;
+  }
+  const out = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (k.startsWith("$")) throw new RunnerError(`the JS runner cannot express ${k}`);
+    out[k] = expand(x);
+  }
+  return out;
+}
+
+/**
+ * A good call after every case: the runtime (for wasm, the same instance)
+ * still answers correctly. Returns null, or what went wrong.
+ */
+export function stillAnswers(api) {
+  try {
+    const d = new api.RetryPolicy({ jitter: false }).delay(3, { u: 0 });
+    const ms = api.parseDuration("PT1.5S");
+    return d === 4000 && ms === 1500 ? null : `a good call after this case answered delay ${d}, duration ${ms}`;
+  } catch (e) {
+    return `a good call after this case threw: ${String((e && e.stack) || e)}`;
+  }
+}
+
 /** A vector's jitter as the API takes it; `undefined` for absent / none. */
 export function jitterArg(j) {
   if (j === undefined || j === null) return undefined;
@@ -275,8 +330,15 @@ function compareError(c, err, ctx) {
   return null;
 }
 
-/** Runs one case; returns { status: "passed" | "failed" | "not_applicable", message }. */
-export function runCase(api, c, { runtime, notApplicable = {} } = {}) {
+/** Runs one case, then a good call; returns { status: "passed" | "failed" | "not_applicable", message }. */
+export function runCase(api, c, options = {}) {
+  const r = runOne(api, c, options);
+  if (r.status === "not_applicable") return r;
+  const broken = stillAnswers(api);
+  return broken ? { status: "failed", message: r.status === "failed" ? `${r.message}; ${broken}` : broken } : r;
+}
+
+function runOne(api, c, { runtime, notApplicable = {} } = {}) {
   if (!isObject(c) || typeof c.id !== "string") return { status: "failed", message: "malformed case (no id)" };
   if (Array.isArray(c.runtimes) && !c.runtimes.includes(runtime)) {
     if (Object.prototype.hasOwnProperty.call(notApplicable, c.id)) {
@@ -295,7 +357,7 @@ export function runCase(api, c, { runtime, notApplicable = {} } = {}) {
   const ctx = { event: undefined, partial: undefined };
   let actual;
   try {
-    actual = run(api, c.input || {}, ctx);
+    actual = run(api, expand(c.input || {}), ctx);
   } catch (err) {
     if (!hasError) {
       const detail = err && err.code ? `${err.code} ${show(err.field)}: ${err.message}` : String(err && err.stack || err);

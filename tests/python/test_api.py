@@ -114,10 +114,11 @@ def test_bad_policy_containers() -> None:
     deep: Any = []
     for _ in range(500):
         deep = [deep]
-    raises(lambda: o.RetryPolicy({"details": deep}), POLICY, "details" + "[0]" * 128)
+    # Too deep: a fault on the top-level field the value sits in (args::Document::too_deep).
+    raises(lambda: o.RetryPolicy({"details": deep}), POLICY, "details")
     cyclic: list[Any] = []
     cyclic.append(cyclic)
-    raises(lambda: o.RetryPolicy({"x": cyclic}), POLICY, "x" + "[0]" * 128)
+    raises(lambda: o.RetryPolicy({"x": cyclic}), POLICY, "x")
 
 
 @pytest.mark.parametrize(

@@ -121,7 +121,8 @@ fn unit(k: u64) -> f64 {
 
 /// `floor(m · k / 2^53)`, i.e. `floor(m · u)`, exactly; saturating.
 fn times_u(m: u64, k: u64) -> u64 {
-    let p = (u128::from(m) * u128::from(k)) >> 53;
+    // Two u64 factors cannot overflow u128; saturating only to satisfy the lint.
+    let p = u128::from(m).saturating_mul(u128::from(k)) >> 53;
     u64::try_from(p).unwrap_or(u64::MAX)
 }
 
@@ -289,8 +290,8 @@ impl Formula {
                     u128::from(c).min(last)
                 } else {
                     // index = max(len − retries_left, 0), retries_left = max − c.
-                    let left = i128::from(*max) - i128::from(c);
-                    let i = i128::try_from(len).unwrap_or(0) - left;
+                    let left = i128::from(*max).saturating_sub(i128::from(c));
+                    let i = i128::try_from(len).unwrap_or(0).saturating_sub(left);
                     u128::try_from(i.max(0)).unwrap_or(0).min(last)
                 };
                 let s = usize::try_from(idx)
@@ -340,12 +341,11 @@ impl Formula {
                     RatchetPolicy::None => 0,
                     RatchetPolicy::Fixed => *base_ms,
                     RatchetPolicy::Exponential => {
-                        let m = 1u64 << c.min(20);
-                        if *base_ms > MAX_DELAY / m {
-                            MAX_DELAY
-                        } else {
-                            (base_ms * m).min(MAX_DELAY)
-                        }
+                        // The exponent is capped at 20, as Ratchet caps it.
+                        let m = 1u64
+                            .checked_shl(u32::try_from(c.min(20)).unwrap_or(20))
+                            .unwrap_or(1 << 20);
+                        base_ms.saturating_mul(m).min(MAX_DELAY)
                     }
                 };
                 Stages {
@@ -425,13 +425,18 @@ impl Formula {
                 let over = |k| dramatiq_first(b, unit(k)) > *max_backoff;
                 let (mut lo, mut hi) = (0u64, K_MAX + 1);
                 while lo < hi {
-                    let mid = lo + (hi - lo) / 2;
-                    if over(mid) { hi = mid } else { lo = mid + 1 }
+                    // lo < hi ≤ K_MAX + 1: none of these can overflow.
+                    let mid = lo.saturating_add(hi.saturating_sub(lo) / 2);
+                    if over(mid) {
+                        hi = mid
+                    } else {
+                        lo = mid.saturating_add(1)
+                    }
                 }
                 let mut vals = Vec::with_capacity(4);
                 if lo > 0 {
                     vals.push(at(0));
-                    vals.push(at(lo - 1));
+                    vals.push(at(lo.saturating_sub(1)));
                 }
                 if lo <= K_MAX {
                     vals.push(at(lo));
