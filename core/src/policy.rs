@@ -563,6 +563,7 @@ impl RetryPolicy {
     /// let p = RetryPolicy::from_json(r#"{"jitter": false}"#).unwrap();
     /// assert_eq!(p.delay(10, JitterSource::Seed(1)).unwrap(), 300_000); // 512 s capped at PT5M
     /// ```
+    #[inline]
     pub fn delay(&self, retry_number: u64, jitter: JitterSource<'_>) -> Result<u64, Error> {
         check_retry_number(retry_number)?;
         let sample = self.sample(retry_number, &jitter)?;
@@ -616,6 +617,7 @@ impl RetryPolicy {
     }
 
     /// The sample for retry `n`, drawing only when jitter is on.
+    #[inline]
     pub(crate) fn sample(&self, n: u64, jitter: &JitterSource<'_>) -> Result<Sample, Error> {
         if self.backoff.uses_sample() {
             jitter.sample(n)
@@ -629,14 +631,22 @@ impl RetryPolicy {
     }
 }
 
+#[inline]
 pub(crate) fn check_retry_number(n: u64) -> Result<(), Error> {
     if n == 0 || n > MAX_MS {
-        return Err(Error::arg(
-            "retry_number",
-            format!("expected a retry number between 1 and {MAX_MS}, found {n}"),
-        ));
+        return Err(bad_retry_number(n));
     }
     Ok(())
+}
+
+/// Out of line so that [`check_retry_number`] inlines into the hot path.
+#[cold]
+#[inline(never)]
+fn bad_retry_number(n: u64) -> Error {
+    Error::arg(
+        "retry_number",
+        format!("expected a retry number between 1 and {MAX_MS}, found {n}"),
+    )
 }
 
 /// Sort key of a fault: the document itself, then the spec's field order,
