@@ -182,9 +182,14 @@ impl PartialPolicy {
 
     /// Merges `other` over `self`: fields `other` sets win.
     #[must_use]
-    pub fn merge(mut self, other: &Self) -> Self {
+    pub fn merge(self, other: &Self) -> Self {
+        self.merge_owned(other.clone())
+    }
+
+    /// [`PartialPolicy::merge`] taking `other` by value.
+    fn merge_owned(mut self, other: Self) -> Self {
         macro_rules! over {
-            ($($f:ident),*) => { $(if other.$f.is_some() { self.$f = other.$f.clone(); })* };
+            ($($f:ident),*) => { $(if other.$f.is_some() { self.$f = other.$f; })* };
         }
         over!(
             max_attempts,
@@ -420,7 +425,7 @@ impl RetryPolicy {
             layer.check_into(found, &ctx, &mut faults);
             layers.push(layer);
         }
-        Self::merge_checked(&layers, faults)
+        Self::merge_checked(layers, faults)
     }
 
     /// Merges typed layers over the defaults and validates the result.
@@ -433,14 +438,15 @@ impl RetryPolicy {
         for (i, layer) in layers.iter().enumerate() {
             layer.check_into(Faults::default(), &layer_ctx(i, layers.len()), &mut faults);
         }
-        Self::merge_checked(layers, faults)
+        Self::merge_checked(layers.to_vec(), faults)
     }
 
     /// Merges checked layers and applies the rule across fields.
-    fn merge_checked(layers: &[PartialPolicy], mut faults: Faults) -> Result<Self, Error> {
+    fn merge_checked(layers: Vec<PartialPolicy>, mut faults: Faults) -> Result<Self, Error> {
+        // Owned layers move their values (no clone of the error lists).
         let merged = layers
-            .iter()
-            .fold(PartialPolicy::default(), |acc, layer| acc.merge(layer));
+            .into_iter()
+            .fold(PartialPolicy::default(), PartialPolicy::merge_owned);
         let d = Self::default();
         let initial = merged.initial_interval_ms.unwrap_or(d.initial_interval_ms);
         let max = merged.max_interval_ms.unwrap_or(d.max_interval_ms);
@@ -711,10 +717,14 @@ pub(crate) fn kind(v: &Value) -> String {
     }
 }
 
+const _: () = assert!(MAX_MS == 9_007_199_254_740_991);
+
 /// Reads an integer field: JSON Schema integers (`3`, `3.0`, `1e2`), at
 /// most 2^53 − 1.
 pub(crate) fn read_uint(v: &Value) -> Result<u64, String> {
-    let expected = format!("expected a non-negative integer at most {MAX_MS}");
+    // A literal (MAX_MS spelled out, checked below) so that the success
+    // path formats nothing.
+    let expected = "expected a non-negative integer at most 9007199254740991";
     let Value::Number(n) = v else {
         return Err(format!("{expected}, found {}", kind(v)));
     };
