@@ -358,13 +358,31 @@ impl RetryPolicy {
         self.inner.to_json()
     }
 
-    /// The delay in ms before retry `retryNumber`.
+    /// The delay in ms before retry `retryNumber`. `jitter` may be a plain
+    /// number `u` (the same as `{ u }`).
+    // `Either<f64, _>`: napi-rs reads a number with one type check and one
+    // read, where `Unknown` took a coercion and an object lookup per
+    // property; this is the hot call of the API.
     #[napi]
-    pub fn delay(&self, env: Env, retry_number: Unknown<'_>, jitter: Unknown<'_>) -> Result<f64> {
+    pub fn delay(
+        &self,
+        env: Env,
+        retry_number: Either<f64, Unknown<'_>>,
+        jitter: Either<f64, Unknown<'_>>,
+    ) -> Result<f64> {
         run(&env, || {
-            let n = uint(retry_number, "retry_number")?;
-            let j = convert::jitter(Some(jitter))?;
-            Ok(num(self.inner.delay(n, source(j.as_ref()))?))
+            let n = match retry_number {
+                Either::A(x) => convert::uint_from_f64(x, "retry_number")?,
+                Either::B(v) => uint(v, "retry_number")?,
+            };
+            let d = match jitter {
+                Either::A(u) => self.inner.delay(n, JitterSource::Uniform(u))?,
+                Either::B(v) => {
+                    let j = convert::jitter(Some(v))?;
+                    self.inner.delay(n, source(j.as_ref()))?
+                }
+            };
+            Ok(num(d))
         })
     }
 
