@@ -46,7 +46,7 @@
 
 use alloc::format;
 
-use crate::error::Error;
+use crate::error::{Error, show_f64};
 
 /// `2^53`: the number of distinct samples.
 const SCALE: u64 = 1 << 53;
@@ -137,7 +137,7 @@ impl Sample {
 fn bad_unit(u: f64) -> Error {
     Error::arg(
         "u",
-        format!("expected a finite number in [0, 1), found {u}"),
+        format!("expected a finite number in [0, 1), found {}", show_f64(u)),
     )
 }
 

@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 
 use crate::backoff::{Backoff, Curve, Rounding, ScheduleRow, Spread, Strategy};
 use crate::duration::{self, MAX_MS};
-use crate::error::{Error, ErrorCode, Faults, quote};
+use crate::error::{Error, ErrorCode, Faults, quote, show_f64};
 use crate::jitter::{JitterSource, Sample};
 
 /// The largest number of rows [`RetryPolicy::schedule`] builds in one call.
@@ -255,7 +255,10 @@ impl PartialPolicy {
         {
             faults.push(
                 "backoff_coefficient",
-                format!("{ctx}expected a finite number >= 1.0, found {c}"),
+                format!(
+                    "{ctx}expected a finite number >= 1.0, found {}",
+                    show_f64(c)
+                ),
             );
         }
         if let Some(list) = &self.non_retryable_errors {
