@@ -67,6 +67,7 @@ pub mod backoff;
 pub mod decision;
 pub mod duration;
 pub mod error;
+mod fast_layer;
 pub mod jitter;
 mod json;
 pub mod matching;

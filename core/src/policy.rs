@@ -57,7 +57,7 @@ impl OnExhaustion {
         }
     }
 
-    fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         match s {
             "discard" => Some(Self::Discard),
             "dead_letter" => Some(Self::DeadLetter),
@@ -222,7 +222,7 @@ impl PartialPolicy {
     }
 
     /// Range checks shared by documents and the setters.
-    fn check(&self, faults: &mut Faults, ctx: &str) {
+    pub(crate) fn check(&self, faults: &mut Faults, ctx: &str) {
         if let Some(n) = self.max_attempts
             && n > MAX_MS
         {
@@ -385,6 +385,16 @@ impl RetryPolicy {
     /// assert_eq!((p.max_attempts(), p.initial_interval_ms()), (2, 5_000));
     /// ```
     pub fn from_json_layers(texts: &[&str]) -> Result<Self, Error> {
+        // Valid documents take the single-pass reader; anything else (and
+        // every error message) comes from the complete one below.
+        if let Some(layers) = texts
+            .iter()
+            .map(|t| crate::fast_layer::layer(t))
+            .collect::<Option<Vec<_>>>()
+            && let Ok(policy) = Self::merge_checked(layers, Faults::default())
+        {
+            return Ok(policy);
+        }
         let mut values = Vec::with_capacity(texts.len());
         let mut faults = Faults::default();
         for (i, t) in texts.iter().enumerate() {
