@@ -386,7 +386,10 @@ impl RetryPolicy {
     /// ```
     pub fn from_json_layers(texts: &[&str]) -> Result<Self, Error> {
         // Valid documents take the single-pass reader; anything else (and
-        // every error message) comes from the complete one below.
+        // every error message) comes from the complete one below. Not on
+        // wasm, where module size counts more than parse time: the second
+        // reader's serde code adds ~30 KB to the module.
+        #[cfg(not(target_family = "wasm"))]
         if let Some(layers) = texts
             .iter()
             .map(|t| crate::fast_layer::layer(t))
