@@ -4,8 +4,10 @@
 // figures measured under the same conditions. Run by scripts/bench, which
 // builds the addons first; prints one JSON document on stdout:
 //   { "suite": "node", "env": {...}, "results": [{ group, name, ns, note? }] }
-// `ns` is the median over samples of the time per operation. Timings are
-// information only: nothing asserts them.
+// `ns` is the median over samples of the time per operation. The samples
+// are taken in rounds that visit every benchmark in turn, so that a change
+// in the machine's load during the run touches a subject and its baseline
+// alike. Timings are information only: nothing asserts them.
 //
 //   node bench/node/bench.mjs [--quick]
 //
@@ -49,12 +51,12 @@ const RAW_WASM = new Uint8Array([
 const raw = new WebAssembly.Instance(new WebAssembly.Module(RAW_WASM)).exports
 
 // ---------------------------------------------------------------- harness
-const SAMPLES = QUICK ? 3 : 25
+const ROUNDS = QUICK ? 1 : 5
+const SAMPLES = QUICK ? 3 : 5 // per round
 const SAMPLE_NS = QUICK ? 2e6 : 20e6
 
-/** Median ns per call of `fn(i)` (i counts calls), `per` operations per call. */
-function measure(fn, per = 1) {
-  // Warm up (JIT tiers), then calibrate how many calls fill one sample.
+/** How many calls of `fn` fill one sample, after a warm-up (JIT tiers). */
+function calibrate(fn) {
   const warm = process.hrtime.bigint()
   for (let i = 0; Number(process.hrtime.bigint() - warm) < SAMPLE_NS * 5; i++) fn(i)
   let n = 1
@@ -68,6 +70,11 @@ function measure(fn, per = 1) {
     }
     n *= 4
   }
+  return n
+}
+
+/** `SAMPLES` samples of ns per operation (`per` operations per call). */
+function samples(fn, n, per) {
   const times = []
   let sink = 0
   for (let s = 0; s < SAMPLES; s++) {
@@ -75,17 +82,28 @@ function measure(fn, per = 1) {
     for (let i = 0; i < n; i++) sink += fn(i) ?? 0
     times.push(Number(process.hrtime.bigint() - t0) / (n * per))
   }
-  times.sort((a, b) => a - b)
   globalThis.__sink = sink
-  return times[Math.floor(times.length / 2)]
+  return times
 }
 
-const results = []
+const benches = []
 function bench(group, name, fn, opts = {}) {
   if (!ONLY.test(`${group} ${name}`)) return
-  const ns = measure(fn, opts.per ?? 1)
-  results.push({ group, name, ns, ...(opts.note ? { note: opts.note } : {}) })
-  process.stderr.write(`node ${group.padEnd(14)} ${name.padEnd(44)} ${ns.toFixed(1).padStart(9)} ns\n`)
+  fn(0) // fail loudly before timing
+  benches.push({ group, name, fn, per: opts.per ?? 1, note: opts.note, times: [] })
+}
+
+function run() {
+  for (const b of benches) b.n = calibrate(b.fn)
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const b of benches) b.times.push(...samples(b.fn, b.n, b.per))
+  }
+  return benches.map((b) => {
+    const t = [...b.times].sort((x, y) => x - y)
+    const ns = t[Math.floor(t.length / 2)]
+    process.stderr.write(`node ${b.group.padEnd(8)} ${b.name.padEnd(52)} ${ns.toFixed(1).padStart(9)} ns\n`)
+    return { group: b.group, name: b.name, ns, ...(b.note ? { note: b.note } : {}) }
+  })
 }
 
 // ---------------------------------------------------------------- the runs
@@ -154,6 +172,7 @@ bench('parse', 'wasm new RetryPolicy(text)', () => {
   return m
 })
 
+const results = run()
 const cpu = os.cpus()[0]?.model ?? 'unknown'
 process.stdout.write(
   JSON.stringify(
