@@ -11,8 +11,8 @@
 //
 //   node bench/node/bench.mjs [--quick]
 //
-// Env: OJS_BENCH_NATIVE (path of ojs-retry.<platform>.node),
-//      OJS_BENCH_FLOOR (path of floor.<platform>.node, bench/napifloor).
+// Env: OJS_BENCH_FLOOR (path of floor.<platform>.node, bench/napifloor;
+//      default: the one scripts/bench builds in target/bench/napi).
 import { createRequire } from 'node:module'
 import { readFileSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -30,7 +30,10 @@ const findNode = (dir, re) => {
   if (!f) throw new Error(`no ${re} in ${dir}`)
   return join(dir, f)
 }
-const native = require(process.env.OJS_BENCH_NATIVE ?? findNode(join(ROOT, 'bindings-node'), /^ojs-retry\..+\.node$/))
+// The package as users load it (the loader picks the native addon).
+delete process.env.OJS_RETRY_FORCE_WASM
+const native = require(join(ROOT, 'bindings-node', 'index.js'))
+if (native.backend !== 'native') throw new Error(`the native addon did not load (backend ${native.backend})`)
 const floor = require(process.env.OJS_BENCH_FLOOR ?? findNode(join(ROOT, 'target', 'bench', 'napi'), /^floor\..+\.node$/))
 const wasm = await import(join(ROOT, 'bindings-wasm', 'pkg', 'node.js'))
 const { Backoffs } = require('bullmq')
@@ -178,7 +181,7 @@ process.stdout.write(
   JSON.stringify(
     {
       suite: 'node',
-      env: { node: process.version, cpu, cores: os.cpus().length, native_backend: native.backend ?? 'native' },
+      env: { node: process.version, cpu, cores: os.cpus().length },
       results,
     },
     null,

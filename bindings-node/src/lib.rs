@@ -11,8 +11,8 @@
 mod convert;
 
 use napi::bindgen_prelude::{
-    ClassInstance, Either, Either3, Env, Float64ArraySlice, JsObjectValue, JsValue, Null, Object,
-    ToNapiValue, Uint32ArraySlice, Unknown,
+    ClassInstance, Either, Either3, Env, Float64Array, Float64ArraySlice, JsObjectValue, JsValue,
+    Null, Object, ToNapiValue, Uint32ArraySlice, Unknown,
 };
 use napi::{Result, ValueType};
 use napi_derive::napi;
@@ -386,14 +386,16 @@ impl RetryPolicy {
         })
     }
 
-    /// The delays for many retry numbers in one call (one boundary crossing).
+    /// The delays for many retry numbers in one call (one boundary crossing),
+    /// as a `Float64Array`: one copy, where a JS array costs a Node-API call
+    /// per element. The loader (`index.js`) hands callers a plain array.
     #[napi]
     pub fn delays(
         &self,
         env: Env,
         retry_numbers: Either3<Uint32ArraySlice<'_>, Float64ArraySlice<'_>, Unknown<'_>>,
         jitter: Unknown<'_>,
-    ) -> Result<Vec<f64>> {
+    ) -> Result<Float64Array> {
         run(&env, || {
             let j = convert::jitter(Some(jitter))?;
             let src = source(j.as_ref());
@@ -443,6 +445,7 @@ impl RetryPolicy {
                 }
             }
         })
+        .map(Float64Array::new)
     }
 
     /// Retries `1..count`: raw, capped, bounds, and the drawn delay when a
