@@ -60,7 +60,7 @@ impl<'de> Visitor<'de> for LayerVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PartialPolicy, A::Error> {
         let mut p = PartialPolicy::default();
-        while let Some(key) = map.next_key_seed(Key)? {
+        while let Some(key) = map.next_key_seed(Name(Field::parse))? {
             // `Option::replace` returns the old value: a repeated key.
             let repeated = match key {
                 Field::MaxAttempts => {
@@ -69,11 +69,11 @@ impl<'de> Visitor<'de> for LayerVisitor {
                     p.max_attempts.replace(n).is_some()
                 }
                 Field::InitialInterval => {
-                    let ms = map.next_value_seed(DurationMs)?;
+                    let ms = map.next_value_seed(Name(duration_ms))?;
                     p.initial_interval_ms.replace(ms).is_some()
                 }
                 Field::MaxInterval => {
-                    let ms = map.next_value_seed(DurationMs)?;
+                    let ms = map.next_value_seed(Name(duration_ms))?;
                     p.max_interval_ms.replace(ms).is_some()
                 }
                 Field::BackoffCoefficient => {
@@ -117,60 +117,29 @@ enum Field {
     BackoffStrategy,
 }
 
-struct Key;
-
-impl<'de> DeserializeSeed<'de> for Key {
-    type Value = Field;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Field, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl Visitor<'_> for Key {
-    type Value = Field;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a policy field name")
-    }
-
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<Field, E> {
-        Ok(match s {
-            "max_attempts" => Field::MaxAttempts,
-            "initial_interval" => Field::InitialInterval,
-            "backoff_coefficient" => Field::BackoffCoefficient,
-            "max_interval" => Field::MaxInterval,
-            "jitter" => Field::Jitter,
-            "non_retryable_errors" => Field::NonRetryableErrors,
-            "on_exhaustion" => Field::OnExhaustion,
-            "backoff_strategy" => Field::BackoffStrategy,
-            _ => return Err(give_up()),
+impl Field {
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "max_attempts" => Self::MaxAttempts,
+            "initial_interval" => Self::InitialInterval,
+            "backoff_coefficient" => Self::BackoffCoefficient,
+            "max_interval" => Self::MaxInterval,
+            "jitter" => Self::Jitter,
+            "non_retryable_errors" => Self::NonRetryableErrors,
+            "on_exhaustion" => Self::OnExhaustion,
+            "backoff_strategy" => Self::BackoffStrategy,
+            _ => return None,
         })
     }
 }
 
 /// A duration string, parsed where it lies in the text.
-struct DurationMs;
-
-impl<'de> DeserializeSeed<'de> for DurationMs {
-    type Value = u64;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
-        d.deserialize_str(self)
-    }
+fn duration_ms(s: &str) -> Option<u64> {
+    duration::parse_ms(s).ok()
 }
 
-impl Visitor<'_> for DurationMs {
-    type Value = u64;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a duration string")
-    }
-
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<u64, E> {
-        duration::parse_ms(s).map_err(|_| give_up())
-    }
-}
-
-/// A string naming one of an enum's values.
+/// A string read in place by `parse` (a key, a duration, an enum name);
+/// `None` gives up.
 struct Name<T>(fn(&str) -> Option<T>);
 
 impl<'de, T> DeserializeSeed<'de> for Name<T> {
@@ -184,7 +153,7 @@ impl<T> Visitor<'_> for Name<T> {
     type Value = T;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a name")
+        f.write_str("a string")
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<T, E> {
