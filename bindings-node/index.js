@@ -83,6 +83,43 @@ if (backend === 'native') {
     writable: true,
     configurable: true,
   })
+
+  // Two calling conventions adapted here, in plain JS, because Node-API
+  // makes them expensive in the addon: reading an object's property is a
+  // C call (~250 ns), and so is setting each element of a result array.
+  // The addon still checks every argument and reports every error.
+  //  - delay(n, { u }) passes u as a number (the addon's fast path);
+  //  - delays(array of numbers) passes a Float64Array, and the addon's
+  //    Float64Array result becomes the plain array the API promises.
+  const nativeDelay = RetryPolicy.prototype.delay
+  Object.defineProperty(RetryPolicy.prototype, 'delay', {
+    value: function delay(retryNumber, jitter) {
+      if (
+        typeof jitter === 'object' && jitter !== null && !Array.isArray(jitter) &&
+        typeof jitter.u === 'number' && jitter.seed === undefined && jitter.key === undefined
+      ) {
+        return nativeDelay.call(this, retryNumber, jitter.u)
+      }
+      return nativeDelay.call(this, retryNumber, jitter)
+    },
+    writable: true,
+    configurable: true,
+  })
+  const nativeDelays = RetryPolicy.prototype.delays
+  Object.defineProperty(RetryPolicy.prototype, 'delays', {
+    value: function delays(retryNumbers, jitter) {
+      let ns = retryNumbers
+      if (Array.isArray(ns)) {
+        let numbers = true
+        // Indexing (not .every) so that holes count as non-numbers.
+        for (let i = 0; i < ns.length && numbers; i++) numbers = typeof ns[i] === 'number'
+        if (numbers) ns = Float64Array.from(ns)
+      }
+      return Array.from(nativeDelays.call(this, ns, jitter))
+    },
+    writable: true,
+    configurable: true,
+  })
 } else {
   try {
     // An ES module (no top-level await): require() loads it on Node

@@ -144,8 +144,12 @@ export declare class RetryPolicy {
   /** The canonical effective policy as compact JSON text. */
   toString(): string;
 
-  /** The delay in ms before retry `retryNumber` (1-based); ignores maxAttempts. */
-  delay(retryNumber: number, jitter?: Jitter): number;
+  /**
+   * The delay in ms before retry `retryNumber` (1-based); ignores maxAttempts.
+   * `jitter` may also be a plain number `u` in [0, 1), the same as `{ u }`
+   * (the fastest call).
+   */
+  delay(retryNumber: number, jitter?: Jitter | number): number;
   /** Retries 1..count. Without a jitter source, rows have delayMs null. */
   schedule(count: number, jitter?: Jitter): ScheduleRow[];
   /**

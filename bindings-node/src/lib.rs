@@ -11,8 +11,8 @@
 mod convert;
 
 use napi::bindgen_prelude::{
-    ClassInstance, Either, Either3, Env, Float64ArraySlice, JsObjectValue, JsValue, Null, Object,
-    ToNapiValue, Uint32ArraySlice, Unknown,
+    ClassInstance, Either, Either3, Env, Float64Array, Float64ArraySlice, JsObjectValue, JsValue,
+    Null, Object, ToNapiValue, Uint32ArraySlice, Unknown,
 };
 use napi::{Result, ValueType};
 use napi_derive::napi;
@@ -380,24 +380,44 @@ impl RetryPolicy {
         self.inner.to_json()
     }
 
-    /// The delay in ms before retry `retryNumber`.
+    /// The delay in ms before retry `retryNumber`. `jitter` may be a plain
+    /// number `u` (the same as `{ u }`).
+    // `Either<f64, _>`: napi-rs reads a number with one type check and one
+    // read, where `Unknown` took a coercion and an object lookup per
+    // property; this is the hot call of the API.
     #[napi]
-    pub fn delay(&self, env: Env, retry_number: Unknown<'_>, jitter: Unknown<'_>) -> Result<f64> {
+    pub fn delay(
+        &self,
+        env: Env,
+        retry_number: Either<f64, Unknown<'_>>,
+        jitter: Either<f64, Unknown<'_>>,
+    ) -> Result<f64> {
         run(&env, || {
-            let n = uint(retry_number, "retry_number")?;
-            let j = convert::jitter(Some(jitter))?;
-            Ok(num(self.inner.delay(n, source(j.as_ref()))?))
+            let n = match retry_number {
+                Either::A(x) => convert::uint_from_f64(x, "retry_number")?,
+                Either::B(v) => uint(v, "retry_number")?,
+            };
+            let d = match jitter {
+                Either::A(u) => self.inner.delay(n, JitterSource::Uniform(u))?,
+                Either::B(v) => {
+                    let j = convert::jitter(Some(v))?;
+                    self.inner.delay(n, source(j.as_ref()))?
+                }
+            };
+            Ok(num(d))
         })
     }
 
-    /// The delays for many retry numbers in one call (one boundary crossing).
+    /// The delays for many retry numbers in one call (one boundary crossing),
+    /// as a `Float64Array`: one copy, where a JS array costs a Node-API call
+    /// per element. The loader (`index.js`) hands callers a plain array.
     #[napi]
     pub fn delays(
         &self,
         env: Env,
         retry_numbers: Either3<Uint32ArraySlice<'_>, Float64ArraySlice<'_>, Unknown<'_>>,
         jitter: Unknown<'_>,
-    ) -> Result<Vec<f64>> {
+    ) -> Result<Float64Array> {
         run(&env, || {
             let j = convert::jitter(Some(jitter))?;
             let src = source(j.as_ref());
@@ -447,6 +467,7 @@ impl RetryPolicy {
                 }
             }
         })
+        .map(Float64Array::new)
     }
 
     /// Retries `1..count`: raw, capped, bounds, and the drawn delay when a

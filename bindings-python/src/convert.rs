@@ -32,13 +32,22 @@ pub(crate) fn describe(obj: &Bound<'_, PyAny>) -> String {
 /// A non-negative integer argument, at most 2^53 − 1 (`bool` and `float`
 /// are refused: Python's `True` is an `int`, but not a count).
 pub(crate) fn uint(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+    // The common case first, with one type comparison: an exact `int`
+    // (never a `bool`, which is a subclass) in range.
+    if obj.is_exact_instance_of::<PyInt>()
+        && let Ok(n) = obj.extract::<u64>()
+        && n <= MAX_MS
+    {
+        return Ok(n);
+    }
     let py = obj.py();
-    let expected = format!("expected an integer between 0 and {MAX_MS}");
+    // Formatted only on failure: this runs on every hot call.
+    let expected = || format!("expected an integer between 0 and {MAX_MS}");
     if obj.is_instance_of::<PyBool>() || !obj.is_instance_of::<PyInt>() {
         return Err(arg(
             py,
             field,
-            format!("{expected}, found {}", describe(obj)),
+            format!("{}, found {}", expected(), describe(obj)),
         ));
     }
     match obj.extract::<u64>() {
@@ -46,7 +55,7 @@ pub(crate) fn uint(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
         _ => Err(arg(
             py,
             field,
-            format!("{expected}, found {}", describe(obj)),
+            format!("{}, found {}", expected(), describe(obj)),
         )),
     }
 }
@@ -145,6 +154,12 @@ impl JitterArgs for Jitter {
         seed: Option<&Bound<'py, PyAny>>,
         key: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Option<Self>> {
+        // The hot call, `delay(n, u=0.5)`: an exact float and nothing else.
+        if let (Some(u), None, None) = (u, seed, key)
+            && let Ok(f) = u.cast_exact::<PyFloat>()
+        {
+            return Ok(Some(Self::Uniform(f.value())));
+        }
         fn given<'py>(o: Option<&Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
             o.filter(|o| !o.is_none()).cloned()
         }

@@ -9,7 +9,7 @@ mod errors;
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use ojs_retry as core_;
 use ojs_retry::{Failure, HandlerCode, Heartbeat, JobError};
@@ -49,7 +49,9 @@ fn py_repr(py: Python<'_>, s: &str) -> PyResult<String> {
 #[pyclass(frozen, module = "ojs_retry", name = "RetryPolicy")]
 struct PyRetryPolicy {
     inner: core_::RetryPolicy,
-    json: String,
+    /// The canonical JSON, made on first use (equality, hashing, pickling,
+    /// `to_json`): building a policy does not pay for serialising it.
+    json: OnceLock<String>,
 }
 
 /// One policy layer as given by the caller.
@@ -104,8 +106,14 @@ fn build(py: Python<'_>, layers: Vec<Layer>) -> PyResult<PyRetryPolicy> {
 
 impl PyRetryPolicy {
     fn wrap(inner: core_::RetryPolicy) -> Self {
-        let json = inner.to_json();
-        Self { inner, json }
+        Self {
+            inner,
+            json: OnceLock::new(),
+        }
+    }
+
+    fn json(&self) -> &str {
+        self.json.get_or_init(|| self.inner.to_json())
     }
 }
 
@@ -233,12 +241,12 @@ impl PyRetryPolicy {
 
     /// The canonical effective policy as compact JSON.
     fn to_json(&self) -> &str {
-        &self.json
+        self.json()
     }
 
     /// The canonical effective policy as a dict (keys in canonical order).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::from_json(py, &self.json)
+        convert::from_json(py, self.json())
     }
 
     /// The delay in ms before retry ``retry_number`` (1-based); ignores
@@ -317,20 +325,20 @@ impl PyRetryPolicy {
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
         other
             .cast::<Self>()
-            .is_ok_and(|o| o.get().json == self.json)
+            .is_ok_and(|o| o.get().json() == self.json())
     }
 
     fn __hash__(&self) -> u64 {
-        hash_str(&self.json)
+        hash_str(self.json())
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!("RetryPolicy({})", py_repr(py, &self.json)?))
+        Ok(format!("RetryPolicy({})", py_repr(py, self.json())?))
     }
 
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
-        let args = PyTuple::new(py, [slf.get().json.as_str()])?;
+        let args = PyTuple::new(py, [slf.get().json()])?;
         PyTuple::new(py, [slf.get_type().into_any(), args.into_any()])
     }
 }

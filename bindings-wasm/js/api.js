@@ -3,6 +3,9 @@
 //  - `RetryPolicy.merge(...layers)` is variadic (Rust receives one array);
 //  - a `policy` argument that is not a RetryPolicy is a coded
 //    `validation.invalid_argument` error, like every other bad argument.
+//  - `delay(n, u)` with two numbers takes a fast export (`__delayU`) that
+//    passes plain f64s instead of JsValues; anything else, and any invalid
+//    number, goes through the full `delay`, which reports the error.
 // Each entry point (node.js, browser.js, workerd.js) initialises the wasm
 // module first, then re-exports this module.
 import {
@@ -46,6 +49,21 @@ const mergeArray = RetryPolicy.merge;
 Object.defineProperty(RetryPolicy, "merge", {
   value: function merge(...layers) {
     return mergeArray.call(RetryPolicy, layers);
+  },
+  writable: true,
+  configurable: true,
+});
+
+const fullDelay = RetryPolicy.prototype.delay;
+const delayU = RetryPolicy.prototype.__delayU;
+delete RetryPolicy.prototype.__delayU;
+Object.defineProperty(RetryPolicy.prototype, "delay", {
+  value: function delay(retryNumber, jitter) {
+    if (typeof retryNumber === "number" && typeof jitter === "number" && this.__wbg_ptr) {
+      const d = delayU.call(this, retryNumber, jitter);
+      if (d >= 0) return d;
+    }
+    return fullDelay.call(this, retryNumber, jitter);
   },
   writable: true,
   configurable: true,

@@ -262,11 +262,27 @@ impl JsRetryPolicy {
         self.inner.to_json()
     }
 
-    /// The delay in ms before retry `retryNumber`.
+    /// The delay in ms before retry `retryNumber`; `jitter` may be a plain
+    /// number `u` (the same as `{ u }`).
     pub fn delay(&self, retry_number: JsValue, jitter: JsValue) -> JsResult<f64> {
         let n = uint(&retry_number, "retry_number")?;
-        let j = jitter_or_entropy(&jitter)?;
-        core(self.inner.delay(n, j.source())).map(num)
+        let d = match jitter.as_f64() {
+            Some(u) => self.inner.delay(n, ojs_retry::JitterSource::Uniform(u)),
+            None => self.inner.delay(n, jitter_or_entropy(&jitter)?.source()),
+        };
+        core(d).map(num)
+    }
+
+    /// `delay(n, u)` for two numbers, without `JsValue`s or a `Result`
+    /// crossing the boundary: the delay, or `-1` when the arguments are
+    /// invalid. `api.js` calls it when both arguments are numbers and falls
+    /// back to [`JsRetryPolicy::delay`] (which reports the error) on `-1`.
+    /// Hidden from the public types.
+    #[wasm_bindgen(js_name = __delayU)]
+    pub fn delay_u(&self, retry_number: f64, u: f64) -> f64 {
+        ojs_retry::args::uint_from_f64("retry_number", retry_number)
+            .and_then(|n| self.inner.delay(n, ojs_retry::JitterSource::Uniform(u)))
+            .map_or(-1.0, num)
     }
 
     /// Retries `1..=count`.

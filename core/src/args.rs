@@ -6,7 +6,7 @@ use alloc::format;
 use alloc::string::String;
 
 use crate::duration::MAX_MS;
-use crate::error::{Error, ErrorCode};
+use crate::error::{Error, ErrorCode, show_f64};
 use crate::jitter::JitterSource;
 
 /// An integer argument given as a float (a JavaScript number): it must be
@@ -30,7 +30,10 @@ pub fn uint_from_f64(field: &str, value: f64) -> Result<u64, Error> {
     if !value.is_finite() || libm::trunc(value) != value || value < 0.0 || value > max {
         return Err(Error::arg(
             field,
-            format!("expected an integer between 0 and {MAX_MS}, found {value}"),
+            format!(
+                "expected an integer between 0 and {MAX_MS}, found {}",
+                show_f64(value)
+            ),
         ));
     }
     // Integral and within [0, 2^53): exact.

@@ -203,6 +203,31 @@ pub(crate) fn to_ms(raw: f64, rounding: Rounding) -> u64 {
     ms
 }
 
+/// `b^e` when `b ∈ 1..=1024` and `e ∈ 0..=1024` are integers and the
+/// result is at most 2^53; `None` otherwise.
+///
+/// The fast path of [`Backoff::raw_ms`]: `libm::pow` takes tens of
+/// nanoseconds through its log/exp route even for `4^3`, which made it most
+/// of the cost of a delay. On this domain the power is an integer that `f64`
+/// represents exactly and `libm::pow` returns exactly it (its error is below
+/// one ulp and no other `f64` is that close); `int_pow_matches_libm` checks
+/// every pair of the domain against `libm::pow`.
+#[inline]
+fn int_pow(b: f64, e: f64) -> Option<u64> {
+    const DOMAIN: core::ops::RangeInclusive<f64> = 1.0..=1024.0;
+    if !(DOMAIN.contains(&b) && (e == 0.0 || DOMAIN.contains(&e))) {
+        return None;
+    }
+    // In range, so the casts are exact when the values are integral.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let (bi, ei) = (b as u64, e as u32);
+    #[allow(clippy::cast_precision_loss)]
+    if bi as f64 != b || f64::from(ei) != e {
+        return None;
+    }
+    bi.checked_pow(ei).filter(|p| *p <= 1 << 53)
+}
+
 /// `floor(d · k / 2^53)` exactly.
 fn scale(d: u64, k: u64) -> u64 {
     let p = u128::from(d).saturating_mul(u128::from(k)) >> 53;
@@ -212,7 +237,11 @@ fn scale(d: u64, k: u64) -> u64 {
 
 impl Backoff {
     /// The formula's value for retry `n ≥ 1`, in ms, before the cap.
+    #[inline]
     pub(crate) fn raw_ms(&self, n: u64) -> u64 {
+        if let Some(ms) = self.exact_raw_ms(n) {
+            return ms;
+        }
         #[allow(clippy::cast_precision_loss)] // I, n ≤ 2^53: exact
         let (i, nf) = (self.initial_ms as f64, n as f64);
         let raw = match &self.curve {
@@ -233,7 +262,24 @@ impl Backoff {
         to_ms(raw + offset, self.rounding)
     }
 
+    /// [`Backoff::raw_ms`] in integers, when the power is an exact integer
+    /// ([`int_pow`]): the same value as the `f64` route, which computes
+    /// `round(I·p + offset)` with every term an integer (exact below 2^53,
+    /// and saturated to 2^53 − 1 at or above it either way).
+    #[inline]
+    fn exact_raw_ms(&self, n: u64) -> Option<u64> {
+        #[allow(clippy::cast_precision_loss)] // n ≤ 2^53: exact
+        let p = match &self.curve {
+            Curve::Exponential(c) => int_pow(*c, n.saturating_sub(1) as f64)?,
+            Curve::Polynomial(c) => int_pow(n as f64, *c)?,
+            _ => return None,
+        };
+        let raw = self.initial_ms.checked_mul(p)?;
+        Some(raw.saturating_add(self.offset_ms).min(MAX_MS))
+    }
+
     /// The delay after cap, jitter and the second cap.
+    #[inline]
     pub(crate) fn jittered(&self, capped: u64, sample: Sample) -> u64 {
         let k = sample.bits();
         let d = match self.spread {
@@ -268,6 +314,7 @@ impl Backoff {
     }
 
     /// The final delay for retry `n`.
+    #[inline]
     pub(crate) fn delay(&self, n: u64, sample: Sample) -> u64 {
         self.jittered(self.raw_ms(n).min(self.cap_ms), sample)
     }
@@ -371,6 +418,76 @@ mod tests {
         t.offset_ms = 15_000;
         t.rounding = Rounding::Floor;
         assert_eq!(t.raw_ms(1), 15_010);
+    }
+
+    /// The fast path of [`pow`] over its whole domain: every integer pair
+    /// with `b ∈ 1..=1024`, `e ∈ 0..=1024`, `b^e ≤ 2^53` gives the bits of
+    /// `libm::pow`; just outside it (`b^e > 2^53`, fractions) it defers.
+    #[test]
+    fn int_pow_matches_libm() {
+        let mut checked = 0;
+        for b in 1..=1024_u32 {
+            for e in 0..=1024_u32 {
+                let (bf, ef) = (f64::from(b), f64::from(e));
+                match int_pow(bf, ef) {
+                    Some(p) => {
+                        #[allow(clippy::cast_precision_loss)]
+                        let p = p as f64;
+                        assert_eq!(p.to_bits(), libm::pow(bf, ef).to_bits(), "{b}^{e}");
+                        checked += 1;
+                    }
+                    None => {
+                        let exact = u64::from(b).checked_pow(e);
+                        assert!(exact.is_none_or(|p| p > 1 << 53), "{b}^{e} missed");
+                        break; // larger exponents only grow
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 8_169); // the size of the domain
+        for (b, e) in [
+            (2.5, 2.0),
+            (2.0, 0.5),
+            (1025.0, 1.0),
+            (2.0, 1025.0),
+            (0.5, 2.0),
+        ] {
+            assert_eq!(int_pow(b, e), None, "{b}^{e}");
+        }
+    }
+
+    /// The integer route of `raw_ms` agrees with the `f64` route wherever
+    /// it applies, saturation and offsets included.
+    #[test]
+    fn exact_raw_ms_matches_float_route() {
+        let float_route = |b: &Backoff, n: u64| {
+            #[allow(clippy::cast_precision_loss)]
+            let (i, nf) = (b.initial_ms as f64, n as f64);
+            let raw = match b.curve {
+                Curve::Exponential(c) => i * libm::pow(c, nf - 1.0),
+                Curve::Polynomial(c) => i * libm::pow(nf, c),
+                _ => i,
+            };
+            #[allow(clippy::cast_precision_loss)]
+            to_ms(raw + b.offset_ms as f64, b.rounding)
+        };
+        let mut checked = 0;
+        for c in [1.0, 2.0, 3.0, 4.0, 10.0, 1024.0, 1.5] {
+            for initial in [1, 999, 15_000, 1 << 40, MAX_MS] {
+                for offset in [0, 15_000, MAX_MS] {
+                    for curve in [Curve::Exponential(c), Curve::Polynomial(c)] {
+                        let mut b = b(curve, Spread::None);
+                        b.initial_ms = initial;
+                        b.offset_ms = offset;
+                        for n in (1..=80).chain([1_023, 1_024, 1_025, MAX_MS]) {
+                            assert_eq!(b.raw_ms(n), float_route(&b, n), "{b:?} n={n}");
+                            checked += usize::from(b.exact_raw_ms(n).is_some());
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 1_000, "{checked}");
     }
 
     #[test]

@@ -46,7 +46,7 @@
 
 use alloc::format;
 
-use crate::error::Error;
+use crate::error::{Error, show_f64};
 
 /// `2^53`: the number of distinct samples.
 const SCALE: u64 = 1 << 53;
@@ -98,13 +98,11 @@ impl Sample {
     /// assert!(Sample::from_unit(1.0).is_err());
     /// assert!(Sample::from_unit(f64::NAN).is_err());
     /// ```
+    #[inline]
     pub fn from_unit(u: f64) -> Result<Self, Error> {
         // `!(..)` so that NaN fails too.
         if !(0.0..1.0).contains(&u) {
-            return Err(Error::arg(
-                "u",
-                format!("expected a finite number in [0, 1), found {u}"),
-            ));
+            return Err(bad_unit(u));
         }
         // u < 1 so the product is < 2^53 and the cast cannot saturate.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -130,6 +128,17 @@ impl Sample {
     pub fn as_unit(self) -> f64 {
         self.0 as f64 / SCALE as f64
     }
+}
+
+/// Out of line so that the checks on the hot path stay small enough to
+/// inline.
+#[cold]
+#[inline(never)]
+fn bad_unit(u: f64) -> Error {
+    Error::arg(
+        "u",
+        format!("expected a finite number in [0, 1), found {}", show_f64(u)),
+    )
 }
 
 /// Where the jitter sample for each retry comes from (see the
@@ -161,6 +170,7 @@ impl JitterSource<'_> {
     /// let s = JitterSource::Seed(1234567).sample(1).unwrap();
     /// assert_eq!(s.bits(), 6457827717110365317 >> 11);
     /// ```
+    #[inline]
     pub fn sample(&self, retry_number: u64) -> Result<Sample, Error> {
         match *self {
             Self::Uniform(u) => Sample::from_unit(u),

@@ -11,6 +11,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
 /// Parses JSON text into a `Value`, rejecting duplicate keys. The error is
@@ -76,11 +77,16 @@ impl<'de> Visitor<'de> for StrictValue {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut m = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            if m.contains_key(&key) {
-                return Err(de::Error::custom(format!("duplicate key {key:?}")));
+            // One lookup per key: the entry both detects the duplicate and
+            // receives the value.
+            match m.entry(key) {
+                Entry::Occupied(e) => {
+                    return Err(de::Error::custom(format!("duplicate key {:?}", e.key())));
+                }
+                Entry::Vacant(slot) => {
+                    slot.insert(map.next_value_seed(StrictValue)?);
+                }
             }
-            let value = map.next_value_seed(StrictValue)?;
-            m.insert(key, value);
         }
         Ok(Value::Object(m))
     }

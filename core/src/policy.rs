@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 
 use crate::backoff::{Backoff, Curve, Rounding, ScheduleRow, Spread, Strategy};
 use crate::duration::{self, MAX_MS};
-use crate::error::{Error, ErrorCode, Faults, quote};
+use crate::error::{Error, ErrorCode, Faults, quote, show_f64};
 use crate::jitter::{JitterSource, Sample};
 
 /// The largest number of rows [`RetryPolicy::schedule`] builds in one call.
@@ -57,7 +57,7 @@ impl OnExhaustion {
         }
     }
 
-    fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         match s {
             "discard" => Some(Self::Discard),
             "dead_letter" => Some(Self::DeadLetter),
@@ -182,9 +182,14 @@ impl PartialPolicy {
 
     /// Merges `other` over `self`: fields `other` sets win.
     #[must_use]
-    pub fn merge(mut self, other: &Self) -> Self {
+    pub fn merge(self, other: &Self) -> Self {
+        self.merge_owned(other.clone())
+    }
+
+    /// [`PartialPolicy::merge`] taking `other` by value.
+    fn merge_owned(mut self, other: Self) -> Self {
         macro_rules! over {
-            ($($f:ident),*) => { $(if other.$f.is_some() { self.$f = other.$f.clone(); })* };
+            ($($f:ident),*) => { $(if other.$f.is_some() { self.$f = other.$f; })* };
         }
         over!(
             max_attempts,
@@ -217,7 +222,7 @@ impl PartialPolicy {
     }
 
     /// Range checks shared by documents and the setters.
-    fn check(&self, faults: &mut Faults, ctx: &str) {
+    pub(crate) fn check(&self, faults: &mut Faults, ctx: &str) {
         if let Some(n) = self.max_attempts
             && n > MAX_MS
         {
@@ -250,7 +255,10 @@ impl PartialPolicy {
         {
             faults.push(
                 "backoff_coefficient",
-                format!("{ctx}expected a finite number >= 1.0, found {c}"),
+                format!(
+                    "{ctx}expected a finite number >= 1.0, found {}",
+                    show_f64(c)
+                ),
             );
         }
         if let Some(list) = &self.non_retryable_errors {
@@ -390,6 +398,19 @@ impl RetryPolicy {
     /// assert_eq!((p.max_attempts(), p.initial_interval_ms()), (2, 5_000));
     /// ```
     pub fn from_json_layers(texts: &[&str]) -> Result<Self, Error> {
+        // Valid documents take the single-pass reader; anything else (and
+        // every error message) comes from the complete one below. Not on
+        // wasm, where module size counts more than parse time: the second
+        // reader's serde code adds ~30 KB to the module.
+        #[cfg(not(target_family = "wasm"))]
+        if let Some(layers) = texts
+            .iter()
+            .map(|t| crate::fast_layer::layer(t))
+            .collect::<Option<Vec<_>>>()
+            && let Ok(policy) = Self::merge_checked(layers, Faults::default())
+        {
+            return Ok(policy);
+        }
         let mut values = Vec::with_capacity(texts.len());
         let mut faults = Faults::default();
         for (i, t) in texts.iter().enumerate() {
@@ -436,7 +457,7 @@ impl RetryPolicy {
             layer.check_into(found, &ctx, &mut faults);
             layers.push(layer);
         }
-        Self::merge_checked(&layers, faults)
+        Self::merge_checked(layers, faults)
     }
 
     /// A document `{"preset": {...}}` is a whole policy in another system's
@@ -496,14 +517,15 @@ impl RetryPolicy {
         for (i, layer) in layers.iter().enumerate() {
             layer.check_into(Faults::default(), &layer_ctx(i, layers.len()), &mut faults);
         }
-        Self::merge_checked(layers, faults)
+        Self::merge_checked(layers.to_vec(), faults)
     }
 
     /// Merges checked layers and applies the rule across fields.
-    fn merge_checked(layers: &[PartialPolicy], mut faults: Faults) -> Result<Self, Error> {
+    fn merge_checked(layers: Vec<PartialPolicy>, mut faults: Faults) -> Result<Self, Error> {
+        // Owned layers move their values (no clone of the error lists).
         let merged = layers
-            .iter()
-            .fold(PartialPolicy::default(), |acc, layer| acc.merge(layer));
+            .into_iter()
+            .fold(PartialPolicy::default(), PartialPolicy::merge_owned);
         let d = Self::default();
         let initial = merged.initial_interval_ms.unwrap_or(d.initial_interval_ms);
         let max = merged.max_interval_ms.unwrap_or(d.max_interval_ms);
@@ -626,6 +648,7 @@ impl RetryPolicy {
     /// let p = RetryPolicy::from_json(r#"{"jitter": false}"#).unwrap();
     /// assert_eq!(p.delay(10, JitterSource::Seed(1)).unwrap(), 300_000); // 512 s capped at PT5M
     /// ```
+    #[inline]
     pub fn delay(&self, retry_number: u64, jitter: JitterSource<'_>) -> Result<u64, Error> {
         check_retry_number(retry_number)?;
         self.delay_for(retry_number, &jitter)
@@ -688,6 +711,7 @@ impl RetryPolicy {
     }
 
     /// The sample for retry `n`, drawing only when jitter is on.
+    #[inline]
     pub(crate) fn sample(&self, n: u64, jitter: &JitterSource<'_>) -> Result<Sample, Error> {
         if self.backoff.uses_sample() {
             jitter.sample(n)
@@ -697,14 +721,22 @@ impl RetryPolicy {
     }
 }
 
+#[inline]
 pub(crate) fn check_retry_number(n: u64) -> Result<(), Error> {
     if n == 0 || n > MAX_MS {
-        return Err(Error::arg(
-            "retry_number",
-            format!("expected a retry number between 1 and {MAX_MS}, found {n}"),
-        ));
+        return Err(bad_retry_number(n));
     }
     Ok(())
+}
+
+/// Out of line so that [`check_retry_number`] inlines into the hot path.
+#[cold]
+#[inline(never)]
+fn bad_retry_number(n: u64) -> Error {
+    Error::arg(
+        "retry_number",
+        format!("expected a retry number between 1 and {MAX_MS}, found {n}"),
+    )
 }
 
 /// Sort key of a fault: the document itself, then the spec's field order,
@@ -774,10 +806,14 @@ pub(crate) fn kind(v: &Value) -> String {
     }
 }
 
+const _: () = assert!(MAX_MS == 9_007_199_254_740_991);
+
 /// Reads an integer field: JSON Schema integers (`3`, `3.0`, `1e2`), at
 /// most 2^53 − 1.
 pub(crate) fn read_uint(v: &Value) -> Result<u64, String> {
-    let expected = format!("expected a non-negative integer at most {MAX_MS}");
+    // A literal (MAX_MS spelled out, checked below) so that the success
+    // path formats nothing.
+    let expected = "expected a non-negative integer at most 9007199254740991";
     let Value::Number(n) = v else {
         return Err(format!("{expected}, found {}", kind(v)));
     };

@@ -74,6 +74,25 @@ export function apiChecks(api) {
     return undefined;
   });
 
+  check(results, "delay(n, u) with a plain number is delay(n, { u }); bad numbers are coded errors", () => {
+    const p = new RetryPolicy({ max_attempts: 10 });
+    for (const [n, u] of [[1, 0], [2, 0.25], [3, 0.5], [9, 1 - 2 ** -53], [4294967295, 0.75]]) {
+      const a = p.delay(n, u);
+      const b = p.delay(n, { u });
+      if (a !== b) return `delay(${n}, ${u}) = ${a} but delay(${n}, { u: ${u} }) = ${b}`;
+    }
+    if (p.delay(1, 0) !== 500 || p.delay(1, 0.5) !== 1000) return "default policy retry 1: want 500 and 1000";
+    for (const [n, u, field] of [
+      [1, 1, "u"], [1, -0.5, "u"], [1, NaN, "u"], [1, Infinity, "u"],
+      [0, 0.5, "retry_number"], [1.5, 0.5, "retry_number"], [-1, 0.5, "retry_number"], [2 ** 53, 0.5, "retry_number"],
+      ["1", 0.5, "retry_number"],
+    ]) {
+      const m = codedError(() => p.delay(n, u), "validation.invalid_argument", field);
+      if (m) return `delay(${String(n)}, ${u}): ${m}`;
+    }
+    return undefined;
+  });
+
   check(results, "delays() is delay() for each entry, in one call", () => {
     const p = new RetryPolicy();
     const ns = [1, 2, 3, 10, 4294967295];

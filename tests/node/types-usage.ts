@@ -81,6 +81,7 @@ const jitters: Jitter[] = [{ u: 0.5 }, { seed: 42 }, { seed: 2n ** 64n - 1n }, {
 const badJitter: Jitter = { key: 42 };
 const d1: number = p1.delay(1);
 const d2: number = p1.delay(2, jitters[3]);
+const d3: number = p1.delay(3, 0.25); // a plain number is `u`
 const rows: ScheduleRow[] = p1.schedule(5, { key: "job-1" });
 const row: ScheduleRow = rows[0];
 const rowNums: number[] = [
