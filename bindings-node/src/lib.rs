@@ -17,7 +17,7 @@ use napi::bindgen_prelude::{
 use napi::{Result, ValueType};
 use napi_derive::napi;
 use ojs_retry::{
-    Action, Decision, Failure, HandlerCode, Heartbeat, JitterSource, JobError,
+    Action, Decision, Failure, HandlerCode, Heartbeat, JitterSource, JobError, Layer,
     Reservation as CoreReservation, RetryPolicy as CorePolicy, RetryState as CoreState,
     ScheduleRow, state::MIN_HISTORY,
 };
@@ -68,17 +68,11 @@ fn source(j: Option<&Jitter>) -> JitterSource<'_> {
     j.map_or(JitterSource::Entropy, Jitter::source)
 }
 
-/// One policy layer: JSON text or a document object.
-enum Layer {
-    Text(String),
-    Doc(Value),
-}
-
-fn layer(v: Unknown<'_>, i: usize, n: usize) -> Res<Layer> {
+fn layer(v: Unknown<'_>, i: usize, n: usize) -> Res<Layer<'static>> {
     let t = v.get_type()?;
     let field = "";
     match t {
-        ValueType::String => Ok(Layer::Text(doc_string(v, field, Document::Policy)?)),
+        ValueType::String => Ok(Layer::Json(doc_string(v, field, Document::Policy)?.into())),
         ValueType::Undefined => Err(arg(
             field,
             if n > 1 {
@@ -92,32 +86,13 @@ fn layer(v: Unknown<'_>, i: usize, n: usize) -> Res<Layer> {
         )),
         // Objects, and everything else the core reports as "expected a
         // JSON object, found ...".
-        _ => Ok(Layer::Doc(convert::to_json(v, "", Document::Policy)?)),
+        _ => Ok(Layer::Value(convert::to_json(v, "", Document::Policy)?)),
     }
 }
 
-fn policy_from_layers(layers: Vec<Layer>) -> Res<CorePolicy> {
-    if layers.iter().all(|l| matches!(l, Layer::Doc(_))) {
-        let docs: Vec<Value> = layers
-            .into_iter()
-            .filter_map(|l| match l {
-                Layer::Doc(d) => Some(d),
-                Layer::Text(_) => None,
-            })
-            .collect();
-        return Ok(CorePolicy::from_values(&docs)?);
-    }
-    // Mixed or all text: documents become exact JSON text, so the core sees
-    // one kind of layer and numbers the layers the same way.
-    let texts: Vec<String> = layers
-        .into_iter()
-        .map(|l| match l {
-            Layer::Text(t) => t,
-            Layer::Doc(d) => serde_json::to_string(&d).unwrap_or_default(),
-        })
-        .collect();
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    Ok(CorePolicy::from_json_layers(&refs)?)
+/// Merges the layers in the core (which handles every mix of forms).
+fn policy_from_layers(layers: Vec<Layer<'_>>) -> Res<CorePolicy> {
+    Ok(CorePolicy::from_layers(layers)?)
 }
 
 fn failure_input(v: Unknown<'_>) -> Res<Failure> {

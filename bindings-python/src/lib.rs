@@ -12,10 +12,9 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use ojs_retry as core_;
-use ojs_retry::{Failure, HandlerCode, Heartbeat, JobError};
+use ojs_retry::{Failure, HandlerCode, Heartbeat, JobError, Layer};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
-use serde_json::Value;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString, PyTuple};
 
 use ojs_retry::args::Jitter;
 
@@ -54,13 +53,7 @@ struct PyRetryPolicy {
     json: OnceLock<String>,
 }
 
-/// One policy layer as given by the caller.
-enum Layer {
-    Text(String),
-    Value(Value),
-}
-
-fn layer(obj: &Bound<'_, PyAny>) -> PyResult<Layer> {
+fn layer(obj: &Bound<'_, PyAny>) -> PyResult<Layer<'static>> {
     if let Ok(s) = obj.cast::<PyString>() {
         let text = s.to_str().map_err(|_| {
             errors::raise(
@@ -72,34 +65,21 @@ fn layer(obj: &Bound<'_, PyAny>) -> PyResult<Layer> {
                 )],
             )
         })?;
-        return Ok(Layer::Text(text.to_owned()));
+        return Ok(Layer::Json(text.to_owned().into()));
+    }
+    // JSON text as bytes: the core checks that it is UTF-8.
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Layer::JsonBytes(b.as_bytes().to_vec().into()));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(Layer::JsonBytes(b.to_vec().into()));
     }
     convert::to_value(obj, "", Doc::Policy).map(Layer::Value)
 }
 
-fn build(py: Python<'_>, layers: Vec<Layer>) -> PyResult<PyRetryPolicy> {
-    let result = if layers.iter().all(|l| matches!(l, Layer::Value(_))) {
-        let values: Vec<Value> = layers
-            .into_iter()
-            .filter_map(|l| match l {
-                Layer::Value(v) => Some(v),
-                Layer::Text(_) => None,
-            })
-            .collect();
-        core_::RetryPolicy::from_values(&values)
-    } else {
-        // Mixed texts and values: values serialise losslessly to text, and
-        // texts keep the core's strict parsing (duplicate keys, ...).
-        let texts: Vec<String> = layers
-            .into_iter()
-            .map(|l| match l {
-                Layer::Text(t) => t,
-                Layer::Value(v) => v.to_string(),
-            })
-            .collect();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        core_::RetryPolicy::from_json_layers(&refs)
-    };
+fn build(py: Python<'_>, layers: Vec<Layer<'_>>) -> PyResult<PyRetryPolicy> {
+    // The core merges every mix of texts, bytes and values.
+    let result = core_::RetryPolicy::from_layers(layers);
     let inner = result.py(py)?;
     Ok(PyRetryPolicy::wrap(inner))
 }
@@ -157,7 +137,7 @@ impl PyRetryPolicy {
     fn from_json(text: &Bound<'_, PyAny>) -> PyResult<Self> {
         let py = text.py();
         let t = convert::text(text, "text")?;
-        build(py, vec![Layer::Text(t)])
+        build(py, vec![Layer::Json(t.into())])
     }
 
     /// A preset: `system`'s own retry configuration (a mapping and/or

@@ -354,45 +354,22 @@ fn number(x: f64) -> Option<Value> {
     Number::from_f64(x).map(Value::Number)
 }
 
-/// A policy layer: JSON text, or a plain object read as a JSON value.
-pub(crate) enum Layer {
-    Text(String),
-    Value(Value),
-}
-
-/// Anything that is not a string is read as a JSON value and judged by the
-/// core (`null`, arrays and numbers are documents that are not objects).
-pub(crate) fn layer(v: &JsValue) -> JsResult<Layer> {
+/// A policy layer: JSON text, or anything else read as a JSON value and
+/// judged by the core (`null`, arrays and numbers are documents that are not
+/// objects).
+pub(crate) fn layer(v: &JsValue) -> JsResult<ojs_retry::Layer<'static>> {
     if v.is_string() {
-        doc_string(v, "", Document::Policy).map(Layer::Text)
+        doc_string(v, "", Document::Policy).map(|t| ojs_retry::Layer::Json(t.into()))
     } else {
-        json_value(v, "", Document::Policy).map(Layer::Value)
+        json_value(v, "", Document::Policy).map(ojs_retry::Layer::Value)
     }
 }
 
-/// Builds a policy from layers (all text, all values, or a mix).
-pub(crate) fn policy_from_layers(layers: &[Layer]) -> JsResult<ojs_retry::RetryPolicy> {
-    if layers.iter().all(|l| matches!(l, Layer::Value(_))) {
-        let values: Vec<Value> = layers
-            .iter()
-            .filter_map(|l| match l {
-                Layer::Value(v) => Some(v.clone()),
-                Layer::Text(_) => None,
-            })
-            .collect();
-        return core(ojs_retry::RetryPolicy::from_values(&values));
-    }
-    // Mixed or all text: serialise the values so every layer is text (the
-    // canonical serialisation of a JSON value reads back as the same value).
-    let texts: Vec<String> = layers
-        .iter()
-        .map(|l| match l {
-            Layer::Text(t) => t.clone(),
-            Layer::Value(v) => serde_json::to_string(v).unwrap_or_default(),
-        })
-        .collect();
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    core(ojs_retry::RetryPolicy::from_json_layers(&refs))
+/// Merges the layers in the core (which handles every mix of forms).
+pub(crate) fn policy_from_layers(
+    layers: Vec<ojs_retry::Layer<'_>>,
+) -> JsResult<ojs_retry::RetryPolicy> {
+    core(ojs_retry::RetryPolicy::from_layers(layers))
 }
 
 /// The caller's jitter choice, owning its key (the core's type).

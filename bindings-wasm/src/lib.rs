@@ -146,13 +146,13 @@ impl JsRetryPolicy {
     pub fn new(policy: JsValue) -> JsResult<JsRetryPolicy> {
         // Only an omitted argument means "the defaults": `null` is a
         // document, and not an object (DESIGN: null is an error).
-        let layers: Vec<convert::Layer> = if policy.is_undefined() {
+        let layers: Vec<ojs_retry::Layer<'static>> = if policy.is_undefined() {
             Vec::new()
         } else {
             alloc::vec![layer(&policy)?]
         };
         Ok(Self {
-            inner: policy_from_layers(&layers)?,
+            inner: policy_from_layers(layers)?,
         })
     }
 
@@ -167,7 +167,7 @@ impl JsRetryPolicy {
             out.push(layer(&l)?);
         }
         Ok(Self {
-            inner: policy_from_layers(&out)?,
+            inner: policy_from_layers(out)?,
         })
     }
 

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, Subcommand};
-use ojs_retry::{Error, Failure, HandlerCode, JitterSource, RetryPolicy, parse_timestamp};
+use ojs_retry::{Error, Failure, HandlerCode, JitterSource, Layer, RetryPolicy, parse_timestamp};
 use serde_json::json;
 
 #[derive(Parser)]
@@ -119,25 +119,26 @@ impl From<Error> for Failed {
     }
 }
 
-fn read(path: &str) -> Result<String, Failed> {
+/// The raw bytes of a document: the engine checks that they are UTF-8, so
+/// a file in another encoding is a policy fault with a code, not an I/O error.
+fn read(path: &str) -> Result<Vec<u8>, Failed> {
     if path == "-" {
-        let mut s = String::new();
+        let mut b = Vec::new();
         std::io::stdin()
-            .read_to_string(&mut s)
+            .read_to_end(&mut b)
             .map_err(|e| Failed::Other(format!("cannot read stdin: {e}")))?;
-        Ok(s)
+        Ok(b)
     } else {
-        std::fs::read_to_string(path).map_err(|e| Failed::Other(format!("cannot read {path}: {e}")))
+        std::fs::read(path).map_err(|e| Failed::Other(format!("cannot read {path}: {e}")))
     }
 }
 
 fn load(files: &[String]) -> Result<RetryPolicy, Failed> {
-    let texts = files
+    let layers = files
         .iter()
-        .map(|f| read(f))
+        .map(|f| read(f).map(|b| Layer::JsonBytes(b.into())))
         .collect::<Result<Vec<_>, _>>()?;
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    Ok(RetryPolicy::from_json_layers(&refs)?)
+    Ok(RetryPolicy::from_layers(layers)?)
 }
 
 fn now_ms() -> u64 {

@@ -221,3 +221,21 @@ fn reads_stdin_and_reports_missing_files() {
         Some(2)
     );
 }
+
+#[test]
+fn a_file_that_is_not_utf8_is_a_policy_fault() {
+    let path = std::env::temp_dir().join(format!("ojs-retry-latin1-{}.json", std::process::id()));
+    // Latin-1 "é" (0xE9) inside a string: not UTF-8.
+    std::fs::write(&path, b"{\"non_retryable_errors\": [\"caf\xe9\"]}").unwrap();
+    let v = json_out(&["validate", "--json", path.to_str().unwrap()]);
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(v["code"], "validation.retry_policy_invalid");
+    assert_eq!(v["field"], "");
+    assert!(
+        v["faults"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("invalid UTF-8 at byte 30"),
+        "{v}"
+    );
+}

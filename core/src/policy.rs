@@ -16,7 +16,7 @@
 //! );
 //! ```
 
-use alloc::borrow::ToOwned;
+use alloc::borrow::{Cow, ToOwned};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -31,6 +31,18 @@ use crate::jitter::{JitterSource, Sample};
 
 /// The largest number of rows [`RetryPolicy::schedule`] builds in one call.
 pub const MAX_SCHEDULE_ROWS: u64 = 100_000;
+
+/// One policy layer in the form the caller holds it (see
+/// [`RetryPolicy::from_layers`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Layer<'a> {
+    /// JSON text.
+    Json(Cow<'a, str>),
+    /// The raw bytes of JSON text (checked to be UTF-8).
+    JsonBytes(Cow<'a, [u8]>),
+    /// A parsed JSON value (a JS object or a Python dict, converted).
+    Value(Value),
+}
 
 /// What happens to a job whose attempts are exhausted or whose error is
 /// non-retryable (§2.2 `on_exhaustion`, RET-17).
@@ -443,6 +455,75 @@ impl RetryPolicy {
     /// As [`RetryPolicy::from_json_layers`].
     pub fn from_values(values: &[Value]) -> Result<Self, Error> {
         Self::resolve(values, Faults::default())
+    }
+
+    /// Merges layers given in whatever form the caller holds them — JSON
+    /// text, raw bytes of JSON text, or parsed values — in order over the
+    /// defaults, and validates the result. Bindings pass their host values
+    /// through this one entry, so mixing forms behaves the same everywhere.
+    ///
+    /// # Errors
+    ///
+    /// As [`RetryPolicy::from_json_layers`]; bytes that are not UTF-8 are a
+    /// fault of that layer (field `""`).
+    ///
+    /// ```
+    /// use ojs_retry::{Layer, RetryPolicy};
+    /// let queue = serde_json::json!({"max_attempts": 10});
+    /// let p = RetryPolicy::from_layers(vec![Layer::Value(queue), Layer::Json(r#"{"jitter": false}"#.into())]).unwrap();
+    /// assert_eq!((p.max_attempts(), p.jitter()), (10, false));
+    /// let bytes: &[u8] = b"{\"jitter\": \xff}";
+    /// let err = RetryPolicy::from_layers(vec![Layer::JsonBytes(bytes.into())]).unwrap_err();
+    /// assert_eq!((err.code().as_str(), err.field()), ("validation.retry_policy_invalid", ""));
+    /// ```
+    pub fn from_layers(layers: Vec<Layer<'_>>) -> Result<Self, Error> {
+        let n = layers.len();
+        let mut texts = Vec::with_capacity(n);
+        for layer in &layers {
+            match layer {
+                Layer::Json(t) => texts.push(t.as_ref()),
+                Layer::JsonBytes(b) => match core::str::from_utf8(b) {
+                    Ok(t) => texts.push(t),
+                    Err(_) => break,
+                },
+                Layer::Value(_) => break,
+            }
+        }
+        // All text: the fast reader applies.
+        if texts.len() == n {
+            return Self::from_json_layers(&texts);
+        }
+        let mut values = Vec::with_capacity(n);
+        let mut faults = Faults::default();
+        for (i, layer) in layers.into_iter().enumerate() {
+            let text = match layer {
+                Layer::Value(v) => {
+                    values.push(v);
+                    continue;
+                }
+                Layer::Json(t) => Ok(t),
+                Layer::JsonBytes(b) => match b {
+                    Cow::Borrowed(b) => core::str::from_utf8(b).map(Cow::Borrowed),
+                    Cow::Owned(b) => String::from_utf8(b)
+                        .map(Cow::Owned)
+                        .map_err(|e| e.utf8_error()),
+                }
+                .map_err(|e| {
+                    format!(
+                        "expected UTF-8 JSON text, found invalid UTF-8 at byte {}",
+                        e.valid_up_to()
+                    )
+                }),
+            };
+            match text.and_then(|t| crate::json::parse(&t)) {
+                Ok(v) => values.push(v),
+                Err(m) => {
+                    faults.push("", format!("{}{m}", layer_ctx(i, n)));
+                    values.push(Value::Object(Map::new()));
+                }
+            }
+        }
+        Self::resolve(&values, faults)
     }
 
     fn resolve(values: &[Value], mut faults: Faults) -> Result<Self, Error> {

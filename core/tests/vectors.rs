@@ -14,8 +14,9 @@ use std::fs;
 use std::path::PathBuf;
 
 use ojs_retry::{
-    Error, Failure, HandlerCode, Heartbeat, JitterSource, JobError, Reservation, RetryPolicy,
-    RetryState, first_match, format_duration, format_timestamp, parse_duration, parse_timestamp,
+    Error, Failure, HandlerCode, Heartbeat, JitterSource, JobError, Layer, Reservation,
+    RetryPolicy, RetryState, first_match, format_duration, format_timestamp, parse_duration,
+    parse_timestamp,
 };
 use serde_json::{Value, json};
 
@@ -67,6 +68,14 @@ fn subset(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
 
 /// Expands the hostile-input encodings (README "Hostile-input encodings")
 /// into the `serde_json::Value` a Rust caller would hold. `$special`
+/// The bytes of a hex string (`$bytes`).
+fn hex(h: &str) -> Vec<u8> {
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+        .collect()
+}
+
 /// NaN / ±Infinity have no `Value` form and stay encoded: only `jitter.u`
 /// reads them (as the `f64` the Rust API takes); cases that put them
 /// elsewhere are restricted to other runtimes.
@@ -74,6 +83,10 @@ fn expand(v: &Value) -> Value {
     match v {
         Value::Array(items) => Value::Array(items.iter().map(expand).collect()),
         Value::Object(m) => {
+            // Raw bytes stay encoded: only the `policy` op's `json` list reads them.
+            if m.contains_key("$bytes") {
+                return v.clone();
+            }
             if let Some(s) = m.get("$special") {
                 return match s.as_str() {
                     Some("-0") => json!(-0.0),
@@ -195,13 +208,21 @@ fn run(op: &str, input: &Value) -> Result<Value, (Error, Option<usize>, Value)> 
             let p = if let Some(layers) = input.get("layers") {
                 RetryPolicy::from_values(layers.as_array().unwrap())?
             } else {
-                let texts: Vec<&str> = input["json"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|t| t.as_str().unwrap())
-                    .collect();
-                RetryPolicy::from_json_layers(&texts)?
+                let items = input["json"].as_array().unwrap();
+                if items.iter().all(Value::is_string) {
+                    let texts: Vec<&str> = items.iter().map(|t| t.as_str().unwrap()).collect();
+                    RetryPolicy::from_json_layers(&texts)?
+                } else {
+                    // Text that is not valid UTF-8 exists only as bytes.
+                    let layers = items
+                        .iter()
+                        .map(|t| match t.as_str() {
+                            Some(text) => Layer::Json(text.into()),
+                            None => Layer::JsonBytes(hex(t["$bytes"].as_str().unwrap()).into()),
+                        })
+                        .collect();
+                    RetryPolicy::from_layers(layers)?
+                }
             };
             Ok(json!({"policy": serde_json::to_value(&p).unwrap(), "canonical_json": p.to_json()}))
         })()),

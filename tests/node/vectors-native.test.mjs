@@ -9,7 +9,14 @@ delete process.env.OJS_RETRY_FORCE_WASM
 const api = createRequire(import.meta.url)('../../bindings-node/index.js')
 
 // Cases a vector restricts (`runtimes`) to other runtimes, by id, with why.
-const NATIVE_NOT_APPLICABLE = {}
+const BYTES = "raw bytes of JSON text: a JavaScript string cannot hold invalid UTF-8 (lone surrogates, the JS analogue, are covered by hostile-policy-*-lone-surrogate-*)";
+const NATIVE_NOT_APPLICABLE = {
+  "hostile-policy-json-bytes-invalid-utf8": BYTES,
+  "hostile-policy-json-bytes-overlong": BYTES,
+  "hostile-policy-json-bytes-surrogate-utf8": BYTES,
+  "hostile-policy-json-bytes-valid": BYTES,
+  "hostile-policy-json-bytes-second-layer": BYTES,
+}
 
 test('the native backend loaded', () => {
   assert.equal(api.backend, 'native')

@@ -116,6 +116,8 @@ def expand(v: Any) -> Any:
         parts = [expand(p) for p in v["$concat"]]
         assert all(isinstance(p, str) for p in parts), "$concat parts are strings"
         return "".join(parts)
+    if "$bytes" in v:
+        return bytes.fromhex(v["$bytes"])
     if "$lone_surrogate" in v:
         return chr(int(v["$lone_surrogate"], 16))
     if "$nest" in v:

@@ -77,7 +77,7 @@ except PackageNotFoundError:  # pragma: no cover - not installed
     __version__ = "0+unknown"
 
 #: A policy layer: JSON text, or a mapping of document fields.
-PolicyLayer: TypeAlias = str | Mapping[str, Any]
+PolicyLayer: TypeAlias = str | bytes | bytearray | Mapping[str, Any]
 #: Epoch milliseconds, or an aware datetime.
 Instant: TypeAlias = int | datetime
 

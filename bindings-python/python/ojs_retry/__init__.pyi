@@ -50,7 +50,7 @@ PresetSystem: TypeAlias = Literal[
     "dramatiq", "aws", "aws_jitter", "ratchet", "zzz_jobs", "chasquimq",
 ]
 #: A policy layer: JSON text, or a mapping of document fields.
-PolicyLayer: TypeAlias = str | Mapping[str, Any]
+PolicyLayer: TypeAlias = str | bytes | bytearray | Mapping[str, Any]
 #: Epoch milliseconds, or an aware datetime.
 Instant: TypeAlias = int | datetime
 
