@@ -345,17 +345,32 @@ impl Backoff {
     /// leaves that route, where it is at least 2^53 − 1 and saturates to
     /// 2^53 − 1 ≥ the cap. Searched up to retry 64 (beyond, no shortcut).
     pub(crate) fn capped_from(&self) -> u64 {
-        let exact_monotone = match self.curve {
-            Curve::Constant | Curve::Linear => true,
-            Curve::Exponential(c) => (2.0..=1024.0).contains(&c) && libm::trunc(c) == c,
-            Curve::Polynomial(_) | Curve::Table(_) => false,
-        };
-        if !exact_monotone {
-            return u64::MAX;
+        const SEARCHED: u64 = 64;
+        match self.curve {
+            Curve::Constant | Curve::Linear => (1..=SEARCHED)
+                .find(|&n| self.raw_ms(n) >= self.cap_ms)
+                .unwrap_or(u64::MAX),
+            // `raw_ms` step by step without its checks (this runs for every
+            // parsed policy): `I·C^(n−1) + offset` while the power is exact,
+            // else saturated.
+            Curve::Exponential(c) if (2.0..=1024.0).contains(&c) && libm::trunc(c) == c => {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let c = c as u64;
+                let mut p: u64 = 1;
+                for n in 1..=SEARCHED {
+                    let raw = (p <= 1 << 53)
+                        .then(|| self.initial_ms.checked_mul(p))
+                        .flatten()
+                        .map_or(MAX_MS, |r| r.saturating_add(self.offset_ms).min(MAX_MS));
+                    if raw >= self.cap_ms {
+                        return n;
+                    }
+                    p = p.saturating_mul(c);
+                }
+                u64::MAX
+            }
+            _ => u64::MAX,
         }
-        (1..=64)
-            .find(|&n| self.raw_ms(n) >= self.cap_ms)
-            .unwrap_or(u64::MAX)
     }
 
     /// One decorrelated step: `min(cap, base + floor((3·prev − base) · u))`.
@@ -446,6 +461,12 @@ mod tests {
             }
         }
         assert!(shortcuts > 100, "{shortcuts}");
+        // By hand: 1 s · 2^(n−1) first reaches 300 s at n = 10 (512 s; n = 9
+        // is 256 s); §12.3's 15 s · 4^(n−1) first reaches 1 h at n = 5 (3 840 s).
+        let mut bo = b(Curve::Exponential(2.0), Spread::Proportional);
+        assert_eq!(bo.capped_from(), 10);
+        (bo.curve, bo.initial_ms, bo.cap_ms) = (Curve::Exponential(4.0), 15_000, 3_600_000);
+        assert_eq!(bo.capped_from(), 5);
     }
 
     #[test]
