@@ -109,6 +109,7 @@ def main() -> None:
     for label in ("native", "wasm"):
         ratio("node", f"{label} delay(n, {{ u }})", f"{label} delay(n, u)", "(info: options object)", None)
         ratio("node", f"{label} new RetryPolicy(text)", "JSON.parse + ajv (compiled once)", "faster than JSON.parse + ajv", 1.0, faster=True)
+    ratio("node", "native new RetryPolicy(text)", "native no-op class: new Floor()", "(info: vs constructing any napi-rs class instance)", None)
     ratio("node", "native delays(Array(25), { seed }), per delay", "native 25 × delay(n, { seed }), per delay",
           "batch of 25 ≥ 5× cheaper per delay", 5.0, faster=True)
     ratio("node", "native delay(n, u)", "pure JS formula", "(info)", None)

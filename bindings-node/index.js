@@ -84,34 +84,100 @@ if (backend === 'native') {
     configurable: true,
   })
 
-  // Two calling conventions adapted here, in plain JS, because Node-API
-  // makes them expensive in the addon: reading an object's property is a
-  // C call (~250 ns), and so is setting each element of a result array.
-  // The addon still checks every argument and reports every error.
-  //  - delay(n, { u }) passes u as a number (the addon's fast path);
-  //  - delays(array of numbers) passes a Float64Array, and the addon's
-  //    Float64Array result becomes the plain array the API promises.
-  const nativeDelay = RetryPolicy.prototype.delay
-  Object.defineProperty(RetryPolicy.prototype, 'delay', {
+  // Calling conventions adapted here, in plain JS, because Node-API makes
+  // them expensive in the addon: every property read, type check and
+  // element access is a C call, and so is creating a result array. Plain
+  // numbers go to hidden fast methods with typed `f64` arguments that
+  // return -1 for anything invalid; then the full method runs, checks every
+  // argument and reports the error, so errors are exactly the addon's.
+  //  - delay(n, u), delay(n, { u }) and delay(n, { seed: number });
+  //  - delays(numbers, { u } | { seed: number }) copies the numbers into a
+  //    reused scratch Float64Array that the addon overwrites with the delays.
+  const proto = RetryPolicy.prototype
+  const nativeDelay = proto.delay
+  const nativeDelays = proto.delays
+  const delayU = proto.__delayU
+  const delayS = proto.__delayS
+  const delaysInPlace = proto.__delaysInPlace
+  delete proto.__delayU
+  delete proto.__delayS
+  delete proto.__delaysInPlace
+
+  // `{ u }` → 0, `{ seed: number }` → 1, anything else → -1 (the full path).
+  // Reads each property once, as the addon would.
+  let jitterValue = 0
+  function fastJitter(jitter) {
+    if (typeof jitter !== 'object' || jitter === null || Array.isArray(jitter)) return -1
+    const { u, seed, key } = jitter
+    if (key !== undefined) return -1
+    if (typeof u === 'number' && seed === undefined) {
+      jitterValue = u
+      return 0
+    }
+    if (typeof seed === 'number' && u === undefined) {
+      jitterValue = seed
+      return 1
+    }
+    return -1
+  }
+
+  Object.defineProperty(proto, 'delay', {
     value: function delay(retryNumber, jitter) {
-      if (
-        typeof jitter === 'object' && jitter !== null && !Array.isArray(jitter) &&
-        typeof jitter.u === 'number' && jitter.seed === undefined && jitter.key === undefined
-      ) {
-        return nativeDelay.call(this, retryNumber, jitter.u)
+      if (typeof retryNumber === 'number') {
+        let d = -1
+        if (typeof jitter === 'number') {
+          d = delayU.call(this, retryNumber, jitter)
+        } else {
+          const kind = fastJitter(jitter)
+          if (kind === 0) d = delayU.call(this, retryNumber, jitterValue)
+          else if (kind === 1) d = delayS.call(this, retryNumber, jitterValue)
+        }
+        if (d >= 0) return d
       }
       return nativeDelay.call(this, retryNumber, jitter)
     },
     writable: true,
     configurable: true,
   })
-  const nativeDelays = RetryPolicy.prototype.delays
-  Object.defineProperty(RetryPolicy.prototype, 'delays', {
+
+  // `[seeded, u or seed, len, n_1 … n_len]`, kept across calls (the addon
+  // never calls back into JS while it holds it); batches longer than
+  // SCRATCH_MAX use a buffer of their own.
+  const SCRATCH_MAX = 1024
+  let scratch = new Float64Array(3 + 32)
+  Object.defineProperty(proto, 'delays', {
     value: function delays(retryNumbers, jitter) {
+      const kind = fastJitter(jitter)
+      if (
+        kind >= 0 &&
+        (Array.isArray(retryNumbers) || retryNumbers instanceof Float64Array ||
+          retryNumbers instanceof Uint32Array)
+      ) {
+        const n = retryNumbers.length
+        let buf = scratch
+        if (n + 3 > buf.length) {
+          buf = new Float64Array(n + 3)
+          if (n <= SCRATCH_MAX) scratch = buf
+        }
+        buf[0] = kind
+        buf[1] = jitterValue
+        buf[2] = n
+        let numbers = true
+        // Indexing (not .every) so that holes count as non-numbers.
+        for (let i = 0; i < n && numbers; i++) {
+          const x = retryNumbers[i]
+          numbers = typeof x === 'number'
+          buf[i + 3] = x
+        }
+        if (numbers && delaysInPlace.call(this, buf) >= 0) {
+          const out = new Array(n)
+          for (let i = 0; i < n; i++) out[i] = buf[i + 3]
+          return out
+        }
+      }
       let ns = retryNumbers
       if (Array.isArray(ns)) {
         let numbers = true
-        // Indexing (not .every) so that holes count as non-numbers.
         for (let i = 0; i < ns.length && numbers; i++) numbers = typeof ns[i] === 'number'
         if (numbers) ns = Float64Array.from(ns)
       }

@@ -116,9 +116,10 @@ const I = 15_000, C = 4, CAP = 3_600_000
 // Boundary floors.
 bench('floor', 'native no-op function', () => floor.noop())
 const fl = new floor.Floor()
-bench('floor', 'native no-op method (n, u) -> number', (i) => fl.delay(nOf(i), 0.5))
+// The same arguments as the subjects' `delay(nOf(i), Math.random())`.
+bench('floor', 'native no-op method (n, u) -> number', (i) => fl.delay(nOf(i), Math.random()))
 bench('floor', 'raw wasm no-op export', () => raw.noop())
-bench('floor', 'raw wasm (f64, f64) -> f64 export', (i) => raw.id(nOf(i), 0.5))
+bench('floor', 'raw wasm (f64, f64) -> f64 export', (i) => raw.id(nOf(i), Math.random()))
 
 // delay(n): the engine (native, wasm) and the peers.
 const pn = new native.RetryPolicy(POLICY_TEXT)
@@ -167,6 +168,9 @@ bench('parse', 'JSON.parse + ajv (compiled once)', () => {
   return doc.max_attempts
 })
 bench('parse', 'JSON.parse only', () => JSON.parse(POLICY_TEXT).max_attempts)
+// What any napi-rs class instance costs to create and collect (napi_wrap,
+// its weak reference, napi-rs's per-instance bookkeeping, the finalizer).
+bench('parse', 'native no-op class: new Floor()', () => new floor.Floor().delay(1, 0))
 bench('parse', 'native new RetryPolicy(text)', () => new native.RetryPolicy(POLICY_TEXT).maxAttempts)
 bench('parse', 'wasm new RetryPolicy(text)', () => {
   const p = new wasm.RetryPolicy(POLICY_TEXT)

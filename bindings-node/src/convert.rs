@@ -215,9 +215,9 @@ pub fn string(v: Unknown<'_>, field: &str) -> Res<String> {
     doc_string(v, field, Document::Argument)
 }
 
-/// A JS string that is part of `doc`: a fault has the document's code. Read
-/// as UTF-16 so that a lone surrogate is refused, not silently replaced by
-/// U+FFFD as a UTF-8 conversion would.
+/// A JS string that is part of `doc`: a fault has the document's code. A
+/// lone surrogate is refused, not silently replaced by U+FFFD as Node-API's
+/// UTF-8 conversion does.
 pub fn doc_string(v: Unknown<'_>, field: &str, doc: Document) -> Res<String> {
     let t = v.get_type()?;
     if t != ValueType::String {
@@ -226,6 +226,14 @@ pub fn doc_string(v: Unknown<'_>, field: &str, doc: Document) -> Res<String> {
             .into());
     }
     let js = v.coerce_to_string()?;
+    // One UTF-8 copy for almost every string (a policy document: 0.2 µs
+    // against 0.5 µs through UTF-16). The conversion turns a lone surrogate
+    // into U+FFFD, so only a string with a U+FFFD in it (a real one, or a
+    // lone surrogate) is read again as UTF-16, where the two differ.
+    let text = js.into_utf8()?.into_owned()?;
+    if !text.contains('\u{FFFD}') {
+        return Ok(text);
+    }
     let len = js.utf16_len()?;
     let units = js.into_utf16()?;
     // The buffer carries a trailing NUL terminator: take the string's own

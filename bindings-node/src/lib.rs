@@ -223,6 +223,14 @@ fn json_text_to_js<'e>(env: &'e Env, text: &str, ordered_depth: usize) -> Result
 
 // ---------------------------------------------------------------- RetryPolicy
 
+/// A `Float64Array` argument the addon writes into during the call.
+// An alias because napi-derive reads a written-out `&mut T` argument as a
+// `&mut` to a class instance (`FromNapiMutRef`); through the alias it uses
+// napi's own `FromNapiValue for &mut [f64]` (one `napi_get_typedarray_info`,
+// no reference, no copy). Sound for a synchronous call: no JS runs while
+// the slice is alive, so nothing can detach or write the buffer.
+type ScratchF64<'a> = &'a mut [f64];
+
 /// An immutable, validated, effective retry policy.
 // The Rust names equal the JS names: napi-derive-backend 3.0 looks a class
 // up by its Rust name when checking `instanceof` for `&Class` arguments.
@@ -381,6 +389,76 @@ impl RetryPolicy {
             };
             Ok(num(d))
         })
+    }
+
+    /// `delay(n, u)` for two plain numbers: the delay, or `-1` for any
+    /// invalid argument. The loader (`index.js`) calls it when both
+    /// arguments are numbers and, on `-1`, calls [`RetryPolicy::delay`],
+    /// which reports the error. Hidden from the public types.
+    // Typed `f64` arguments and result: napi-rs reads each with one
+    // `napi_get_value_double`, where `Either` / `Unknown` cost a type check
+    // each and `Result` a branch on the way out; this is what brings the call
+    // within a few ns of a no-op method of the same shape (bench/RESULTS.md).
+    #[napi(js_name = "__delayU")]
+    pub fn delay_u(&self, retry_number: f64, u: f64) -> f64 {
+        self.fast_delay(retry_number, JitterSource::Uniform(u))
+    }
+
+    /// `delay(n, { seed })` for a number seed, as [`RetryPolicy::delay_u`].
+    #[napi(js_name = "__delayS")]
+    pub fn delay_s(&self, retry_number: f64, seed: f64) -> f64 {
+        match ojs_retry::args::uint_from_f64("seed", seed) {
+            Ok(s) => self.fast_delay(retry_number, JitterSource::Seed(s)),
+            Err(_) => -1.0,
+        }
+    }
+
+    /// `delays(numbers, { u } | { seed })` in place, in one `Float64Array`
+    /// the loader reuses: `[seeded (0 | 1), u or seed, len, n_1 … n_len]`;
+    /// the delays replace `n_1 … n_len`. Returns `-1` (the buffer then holds
+    /// a mix) for any invalid argument; the loader then calls
+    /// [`RetryPolicy::delays`], which reports the error. Hidden from the
+    /// public types.
+    // One typed-array argument written in place: no result array to create
+    // (a new `Float64Array` is an external buffer with a finalizer), no
+    // per-element Node-API call, nothing allocated; the header rides in the
+    // buffer because each further argument is another Node-API call.
+    #[napi(js_name = "__delaysInPlace")]
+    pub fn delays_in_place(&self, buf: ScratchF64<'_>) -> f64 {
+        let Some(([seeded, x, len], slots)) = buf.split_first_chunk_mut::<3>() else {
+            return -1.0;
+        };
+        let src = if *seeded == 0.0 {
+            JitterSource::Uniform(*x)
+        } else {
+            match ojs_retry::args::uint_from_f64("seed", *x) {
+                Ok(s) => JitterSource::Seed(s),
+                Err(_) => return -1.0,
+            }
+        };
+        let len = ojs_retry::args::uint_from_f64("len", *len).ok();
+        let Some(slots) = len
+            .and_then(|n| usize::try_from(n).ok())
+            .and_then(|n| slots.get_mut(..n))
+        else {
+            return -1.0;
+        };
+        for slot in slots {
+            let d = self.fast_delay(*slot, src);
+            if d < 0.0 {
+                return -1.0;
+            }
+            *slot = d;
+        }
+        0.0
+    }
+
+    /// The delay of retry `n` (a JS number), or `-1` for any invalid input.
+    #[inline]
+    fn fast_delay(&self, retry_number: f64, src: JitterSource<'_>) -> f64 {
+        ojs_retry::args::uint_from_f64("retry_number", retry_number)
+            .and_then(|n| self.inner.delay(n, src))
+            .map_or(-1.0, num)
     }
 
     /// The delays for many retry numbers in one call (one boundary crossing),

@@ -315,14 +315,23 @@ impl JsRetryPolicy {
         let j = jitter_or_entropy(&jitter)?;
         let items = Array::from(&retry_numbers);
         let out = Array::new_with_length(items.length());
+        // The entry's name is formatted only for an error.
+        let field = |i: usize| alloc::format!("retry_numbers[{i}]");
+        let src = j.source();
         for (i, v) in items.iter().enumerate() {
-            let field = alloc::format!("retry_numbers[{i}]");
-            let n = uint(&v, &field)?;
-            let d = match self.inner.delay(n, j.source()) {
+            let n = match v
+                .as_f64()
+                .and_then(|x| ojs_retry::args::uint_from_f64("", x).ok())
+            {
+                Some(n) => n,
+                // Not a valid number: this reports why.
+                None => uint(&v, &field(i))?,
+            };
+            let d = match self.inner.delay(n, src) {
                 Ok(d) => d,
                 // The entry, not the parameter name, is what the caller must fix.
                 Err(e) if e.field() == "retry_number" => {
-                    return Err(convert::arg_error(&field, e.message()));
+                    return Err(convert::arg_error(&field(i), e.message()));
                 }
                 Err(e) => return Err(convert::core_error(&e)),
             };

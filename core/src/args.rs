@@ -24,21 +24,35 @@ use crate::jitter::JitterSource;
 /// assert!(uint_from_f64("now", f64::NAN).is_err());
 /// assert!(uint_from_f64("now", 9_007_199_254_740_992.0).is_err());
 /// ```
+#[inline]
 pub fn uint_from_f64(field: &str, value: f64) -> Result<u64, Error> {
     #[allow(clippy::cast_precision_loss)]
     let max = MAX_MS as f64;
-    if !value.is_finite() || libm::trunc(value) != value || value < 0.0 || value > max {
-        return Err(Error::arg(
-            field,
-            format!(
-                "expected an integer between 0 and {MAX_MS}, found {}",
-                show_f64(value)
-            ),
-        ));
-    }
-    // Integral and within [0, 2^53): exact.
+    // `!(a && b)` so that NaN fails too. In `[0, 2^53)` the cast is exact
+    // for an integral value and drops the fraction of any other, so the
+    // round trip tells them apart (as `trunc(x) == x` would, without the
+    // call: this is on every JS binding's `delay` path). `-0` passes as 0.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    Ok(value as u64)
+    let n = value as u64;
+    #[allow(clippy::cast_precision_loss)]
+    let integral = n as f64 == value;
+    if !(value >= 0.0 && value <= max && integral) {
+        return Err(bad_uint(field, value));
+    }
+    Ok(n)
+}
+
+/// Out of line so that [`uint_from_f64`] inlines into the hot paths.
+#[cold]
+#[inline(never)]
+fn bad_uint(field: &str, value: f64) -> Error {
+    Error::arg(
+        field,
+        format!(
+            "expected an integer between 0 and {MAX_MS}, found {}",
+            show_f64(value)
+        ),
+    )
 }
 
 /// A jitter choice that owns its key, for bindings that receive the key

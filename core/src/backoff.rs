@@ -315,8 +315,62 @@ impl Backoff {
 
     /// The final delay for retry `n`.
     #[inline]
+    /// The reference route that [`Backoff::delay_capped_from`] must equal.
+    #[cfg(test)]
     pub(crate) fn delay(&self, n: u64, sample: Sample) -> u64 {
         self.jittered(self.raw_ms(n).min(self.cap_ms), sample)
+    }
+
+    /// [`Backoff::delay`], skipping the raw value from retry `capped_from`
+    /// ([`Backoff::capped_from`]) on, where it is known to be at or above
+    /// the cap: with exponential backoff most retries are at the cap.
+    #[inline]
+    pub(crate) fn delay_capped_from(&self, n: u64, sample: Sample, capped_from: u64) -> u64 {
+        let capped = if n >= capped_from {
+            self.cap_ms
+        } else {
+            self.raw_ms(n).min(self.cap_ms)
+        };
+        self.jittered(capped, sample)
+    }
+
+    /// The first retry number from which `raw_ms(n) ≥ cap` for every later
+    /// `n` too, or `u64::MAX` when that is not certain.
+    ///
+    /// Only for curves whose raw value is non-decreasing exactly, not merely
+    /// up to a `libm::pow` rounding: a constant; linear (`I·n + offset`, a
+    /// correctly rounded product and sum, then rounding and saturation, all
+    /// monotone); and exponential with an integral coefficient `C ∈ 2..=1024`,
+    /// whose powers are exact integers ([`int_pow`]) until `I·C^(n−1)`
+    /// leaves that route, where it is at least 2^53 − 1 and saturates to
+    /// 2^53 − 1 ≥ the cap. Searched up to retry 64 (beyond, no shortcut).
+    pub(crate) fn capped_from(&self) -> u64 {
+        const SEARCHED: u64 = 64;
+        match self.curve {
+            Curve::Constant | Curve::Linear => (1..=SEARCHED)
+                .find(|&n| self.raw_ms(n) >= self.cap_ms)
+                .unwrap_or(u64::MAX),
+            // `raw_ms` step by step without its checks (this runs for every
+            // parsed policy): `I·C^(n−1) + offset` while the power is exact,
+            // else saturated.
+            Curve::Exponential(c) if (2.0..=1024.0).contains(&c) && libm::trunc(c) == c => {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let c = c as u64;
+                let mut p: u64 = 1;
+                for n in 1..=SEARCHED {
+                    let raw = (p <= 1 << 53)
+                        .then(|| self.initial_ms.checked_mul(p))
+                        .flatten()
+                        .map_or(MAX_MS, |r| r.saturating_add(self.offset_ms).min(MAX_MS));
+                    if raw >= self.cap_ms {
+                        return n;
+                    }
+                    p = p.saturating_mul(c);
+                }
+                u64::MAX
+            }
+            _ => u64::MAX,
+        }
     }
 
     /// One decorrelated step: `min(cap, base + floor((3·prev − base) · u))`.
@@ -362,6 +416,57 @@ mod tests {
             spread,
             rounding: Rounding::Nearest,
         }
+    }
+
+    /// The shortcut from `capped_from` on gives exactly the full
+    /// computation, for every curve, cap and offset tried, well past the
+    /// point where integer powers overflow.
+    #[test]
+    fn capped_from_matches_the_full_computation() {
+        let samples = [Sample::MIN, Sample::from_unit(0.5).unwrap(), Sample::MAX];
+        let mut shortcuts = 0;
+        for curve in [
+            Curve::Constant,
+            Curve::Linear,
+            Curve::Exponential(1.0),
+            Curve::Exponential(1.5),
+            Curve::Exponential(2.0),
+            Curve::Exponential(3.0),
+            Curve::Exponential(4.0),
+            Curve::Exponential(10.0),
+            Curve::Exponential(1024.0),
+            Curve::Polynomial(2.0),
+            Curve::Table(alloc::vec![5, 50_000, 7]),
+        ] {
+            for initial_ms in [1, 999, 15_000, 1 << 40, MAX_MS] {
+                for cap_ms in [0, 1, 1_000, 3_600_000, 1 << 52, MAX_MS] {
+                    for offset_ms in [0, 2_000] {
+                        let mut bo = b(curve.clone(), Spread::Proportional);
+                        (bo.initial_ms, bo.cap_ms, bo.offset_ms) = (initial_ms, cap_ms, offset_ms);
+                        let from = bo.capped_from();
+                        if from != u64::MAX {
+                            shortcuts += 1;
+                        }
+                        for n in (1..=1_100).chain([MAX_MS - 1, MAX_MS]) {
+                            for s in samples {
+                                assert_eq!(
+                                    bo.delay_capped_from(n, s, from),
+                                    bo.delay(n, s),
+                                    "{curve:?} I={initial_ms} cap={cap_ms} offset={offset_ms} n={n}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(shortcuts > 100, "{shortcuts}");
+        // By hand: 1 s · 2^(n−1) first reaches 300 s at n = 10 (512 s; n = 9
+        // is 256 s); §12.3's 15 s · 4^(n−1) first reaches 1 h at n = 5 (3 840 s).
+        let mut bo = b(Curve::Exponential(2.0), Spread::Proportional);
+        assert_eq!(bo.capped_from(), 10);
+        (bo.curve, bo.initial_ms, bo.cap_ms) = (Curve::Exponential(4.0), 15_000, 3_600_000);
+        assert_eq!(bo.capped_from(), 5);
     }
 
     #[test]

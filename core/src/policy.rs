@@ -305,6 +305,8 @@ pub struct RetryPolicy {
     on_exhaustion: OnExhaustion,
     strategy: Strategy,
     backoff: Backoff,
+    /// [`Backoff::capped_from`], computed once.
+    capped_from: u64,
     /// Set for a policy built from another system's configuration.
     preset: Option<alloc::boxed::Box<crate::presets::Preset>>,
 }
@@ -364,6 +366,7 @@ impl RetryPolicy {
             non_retryable_errors,
             on_exhaustion,
             strategy,
+            capped_from: backoff.capped_from(),
             backoff,
             preset: None,
         }
@@ -737,12 +740,13 @@ impl RetryPolicy {
 
     /// The delay of retry `n` (already checked), from the preset's formula
     /// when there is one.
+    #[inline]
     pub(crate) fn delay_for(&self, n: u64, jitter: &JitterSource<'_>) -> Result<u64, Error> {
         if let Some(p) = &self.preset {
             return p.delay(n, jitter);
         }
         let sample = self.sample(n, jitter)?;
-        Ok(self.backoff.delay(n, sample))
+        Ok(self.backoff.delay_capped_from(n, sample, self.capped_from))
     }
 
     /// The schedule of retries `1..=count`: raw, capped, the jitter range

@@ -5,7 +5,9 @@
 //! * `noop()` — a free function, no arguments, no result;
 //! * `new Floor().delay(n, u)` — a method with the shape of
 //!   `RetryPolicy#delay(retryNumber, u)`: unwraps `this`, reads two numbers,
-//!   returns a number.
+//!   returns a number;
+//! * `new Floor()` — what creating (and collecting) any napi-rs class
+//!   instance costs, the floor under `new RetryPolicy(text)`.
 
 use napi_derive::napi;
 

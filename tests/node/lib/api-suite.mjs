@@ -261,6 +261,35 @@ export function apiSuite(api, expectedBackend) {
     assert.notDeepEqual(p.delays(ns, { key: 'job-8f3b' }), single)
   })
 
+  test('delays and delay agree for every jitter form and batch size', () => {
+    const p = new RetryPolicy({ max_attempts: 30, initial_interval: 'PT3S', backoff_coefficient: 3 })
+    for (const j of [{ u: 0.25 }, { seed: 7 }, { seed: 7n }, { key: 'job-1' }]) {
+      // Sizes around the loader's reused buffer, including a longer batch
+      // after it has grown and a shorter one after that.
+      for (const len of [1, 25, 40, 3, 2000, 5]) {
+        const ns = Array.from({ length: len }, (_, i) => (i % 29) + 1)
+        const single = ns.map((n) => p.delay(n, j))
+        assert.deepEqual(p.delays(ns, j), single, `${JSON.stringify(j, (_, v) => String(v))} × ${len}`)
+        assert.deepEqual(p.delays(Float64Array.from(ns), j), single)
+      }
+    }
+    assert.equal(p.delay(4, 0.25), p.delay(4, { u: 0.25 }))
+    assert.equal(p.delay(4, { seed: 9 }), p.delay(4, { seed: 9n }))
+  })
+
+  test('delay and delays: bad seeds and retry numbers with a seed', () => {
+    const p = new RetryPolicy()
+    throwsCoded(() => p.delay(1, { seed: -1 }), ARG, 'seed')
+    throwsCoded(() => p.delay(1, { seed: 1.5 }), ARG, 'seed')
+    throwsCoded(() => p.delay(0, { seed: 1 }), ARG, 'retry_number')
+    throwsCoded(() => p.delay(1, { seed: 1, u: 0.5 }), ARG, 'jitter')
+    throwsCoded(() => p.delays([1, 2], { seed: -1 }), ARG, 'seed')
+    throwsCoded(() => p.delays([1, 0], { seed: 3 }), ARG, 'retry_numbers[1]')
+    throwsCoded(() => p.delays([1, , 2], { seed: 3 }), ARG, 'retry_numbers[1]')
+    // A failed batch leaves nothing behind for the next one.
+    assert.deepEqual(p.delays([2, 1], { seed: 3 }), [p.delay(2, { seed: 3 }), p.delay(1, { seed: 3 })])
+  })
+
   test('delays: bad entries name their index', () => {
     const p = new RetryPolicy()
     throwsCoded(() => p.delays([1, 0, 2], { u: 0.5 }), ARG, 'retry_numbers[1]')
