@@ -104,16 +104,10 @@ fn build_error<'e>(
     code: &str,
     faults: &[(String, String)],
 ) -> napi::Result<Object<'e>> {
-    let mut message = String::from(code);
-    message.push(':');
-    for (i, (field, msg)) in faults.iter().enumerate() {
-        message.push_str(if i == 0 { " " } else { "; " });
-        if !field.is_empty() {
-            message.push_str(field);
-            message.push_str(": ");
-        }
-        message.push_str(msg);
-    }
+    let message = ojs_retry::error::render_message(
+        code,
+        faults.iter().map(|(f, m)| (f.as_str(), m.as_str())),
+    );
     let mut err = env.create_error(napi::Error::new(Status::GenericFailure, message))?;
     err.set_named_property("code", code)?;
     let first = faults.first().map_or("", |(f, _)| f.as_str());

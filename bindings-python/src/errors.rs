@@ -34,16 +34,10 @@ pub(crate) const ERROR_CODES: [ErrorCode; 4] = [
 /// Builds a `PolicyError` with `code` and `faults` (never empty by
 /// construction at every call site; an empty list gets a placeholder).
 pub(crate) fn raise(py: Python<'_>, code: &str, faults: &[(String, String)]) -> PyErr {
-    // The message has the same shape as the core's `Display`.
-    let mut message = format!("{code}:");
-    for (i, (field, msg)) in faults.iter().enumerate() {
-        message.push_str(if i == 0 { " " } else { "; " });
-        if !field.is_empty() {
-            message.push_str(field);
-            message.push_str(": ");
-        }
-        message.push_str(msg);
-    }
+    let message = ojs_retry::error::render_message(
+        code,
+        faults.iter().map(|(f, m)| (f.as_str(), m.as_str())),
+    );
     let err = PolicyError::new_err(message);
     if let Err(e) = decorate(py, &err, code, faults) {
         return e;

@@ -64,11 +64,7 @@ pub(crate) fn core_error(e: &ojs_retry::Error) -> JsValue {
 /// A `validation.invalid_argument` error for one field.
 pub(crate) fn arg_error(field: &str, message: &str) -> JsValue {
     let code = ErrorCode::InvalidArgument.as_str();
-    let text = if field.is_empty() {
-        format!("{code}: {message}")
-    } else {
-        format!("{code}: {field}: {message}")
-    };
+    let text = ojs_retry::error::render_message(code, [(field, message)]);
     js_error(code, &text, [(field, message)])
 }
 

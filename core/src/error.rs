@@ -152,17 +152,41 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:", self.code)?;
-        for (i, fault) in self.iter_faults().enumerate() {
-            let sep = if i == 0 { " " } else { "; " };
-            if fault.field.is_empty() {
-                write!(f, "{sep}{}", fault.message)?;
-            } else {
-                write!(f, "{sep}{}: {}", fault.field, fault.message)?;
-            }
-        }
-        Ok(())
+        f.write_str(&render_message(
+            self.code.as_str(),
+            self.iter_faults()
+                .map(|fault| (fault.field.as_str(), fault.message.as_str())),
+        ))
     }
+}
+
+/// The one-line message every runtime shows for an error:
+/// `code: field: message; field: message` (a fault on the document itself,
+/// field `""`, shows its message alone). Bindings use it for the errors of
+/// their own argument checks too, so every error reads the same everywhere.
+///
+/// ```
+/// use ojs_retry::error::render_message;
+/// assert_eq!(
+///     render_message("validation.invalid_argument", [("now", "expected a number"), ("", "and more")]),
+///     "validation.invalid_argument: now: expected a number; and more"
+/// );
+/// ```
+pub fn render_message<'a>(
+    code: &str,
+    faults: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> String {
+    let mut out = String::from(code);
+    out.push(':');
+    for (i, (field, message)) in faults.into_iter().enumerate() {
+        out.push_str(if i == 0 { " " } else { "; " });
+        if !field.is_empty() {
+            out.push_str(field);
+            out.push_str(": ");
+        }
+        out.push_str(message);
+    }
+    out
 }
 
 impl core::error::Error for Error {}
