@@ -91,6 +91,8 @@ def main() -> None:
     # Python.
     d = "ojs_retry policy.delay(n, u=0.5)"
     ratio("python", d, "pyo3 no-op method Floor().delay(n, u=0.5)", "≤ 1.3× a no-op pyo3 call of the same signature", 1.3)
+    ratio("python", d, "pyo3 no-op method Floor4().delay(n, u=0.5), 4 methods",
+          "(info: vs the same no-op in a class of 4 methods: pyo3's parser shared, not inlined)", None)
     ratio("python", d, "pyo3 no-op function noop()", "(info: vs a bare no-op function)", None)
     ratio("python", d, "math.ldexp(0.5, 3)", "(info: vs CPython's own C call)", None)
     ratio("python", d, "tenacity wait_exponential + wait_random", "≥ 15× faster than tenacity", 15.0, faster=True)

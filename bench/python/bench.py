@@ -80,11 +80,14 @@ def main() -> None:
 
     import ojs_retry
     import ojs_retry_bench_floor as floor
+    import ojs_retry_bench_floor4 as floor4
 
     # -- floors: a call into Rust that does nothing, and CPython's own C call.
     ns_.update(noop=floor.noop, fl=floor.Floor(), ldexp=math.ldexp, N=N)
     bench("floor", "pyo3 no-op function noop()", "noop()")
     bench("floor", "pyo3 no-op method Floor().delay(n, u=0.5)", "fl.delay(N, u=0.5)")
+    ns_.update(fl4=floor4.Floor4())
+    bench("floor", "pyo3 no-op method Floor4().delay(n, u=0.5), 4 methods", "fl4.delay(N, u=0.5)")
     bench("floor", "math.ldexp(0.5, 3)", "ldexp(0.5, 3)")
 
     # -- delay(n)

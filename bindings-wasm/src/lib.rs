@@ -285,6 +285,19 @@ impl JsRetryPolicy {
             .map_or(-1.0, num)
     }
 
+    /// `delay(n, { seed })` for a number seed, as [`JsRetryPolicy::delay_u`]:
+    /// the delay, or `-1` for any invalid argument. Hidden from the public
+    /// types.
+    #[wasm_bindgen(js_name = __delayS)]
+    pub fn delay_s(&self, retry_number: f64, seed: f64) -> f64 {
+        ojs_retry::args::uint_from_f64("seed", seed)
+            .and_then(|s| {
+                ojs_retry::args::uint_from_f64("retry_number", retry_number)
+                    .and_then(|n| self.inner.delay(n, ojs_retry::JitterSource::Seed(s)))
+            })
+            .map_or(-1.0, num)
+    }
+
     /// Retries `1..=count`.
     pub fn schedule(&self, count: JsValue, jitter: JsValue) -> JsResult<JsValue> {
         let count = uint(&count, "count")?;

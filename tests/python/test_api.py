@@ -166,6 +166,26 @@ def test_bad_arguments_are_invalid_argument_errors(call: Callable[[o.RetryPolicy
     raises(lambda: call(o.RetryPolicy()), ARG, field)
 
 
+def test_delay_exact_types_and_subclasses_agree() -> None:
+    # `delay(n, u=x)` with an exact int and float takes a shortcut in the
+    # binding; subclasses of int and float take the general path.
+    class Int(int):
+        pass
+
+    class Float(float):
+        pass
+
+    p = o.RetryPolicy({"initial_interval": "PT3S", "backoff_coefficient": 3})
+    for n in (1, 2, 7, 25, 2**53 - 1):
+        for u in (0.0, 0.25, 0.999):
+            expected = p.delay(Int(n), u=Float(u))
+            assert p.delay(n, u=u) == expected
+            assert p.delay(Int(n), u=u) == expected
+            assert p.delay(n, u=Float(u)) == expected
+    raises(lambda: p.delay(Int(0), u=0.5), ARG, "retry_number")
+    raises(lambda: p.delay(1, u=Float(1.0)), ARG, "u")
+
+
 def test_functions_errors() -> None:
     raises(lambda: o.parse_duration("-PT1S"), "validation.duration_invalid", "duration")
     raises(lambda: o.parse_duration(1000), ARG, "duration")  # type: ignore[arg-type]

@@ -187,6 +187,44 @@ test("seeds: number and BigInt agree; out-of-range seeds are errors", () => {
   assertOjsError(() => p.delay(1, "u"), "validation.invalid_argument", "jitter");
 });
 
+test("delay(n, { u }) and delay(n, { seed }) take a shortcut in api.js with the full path's answers and errors", () => {
+  const ARG = "validation.invalid_argument";
+  const p = new RetryPolicy({ initial_interval: "PT3S", backoff_coefficient: 3 });
+  // A null-prototype object is a valid jitter that the shortcut leaves to
+  // the full path: the reference for every answer below.
+  const viaFull = (j) => Object.assign(Object.create(null), j);
+  for (const n of [1, 2, 7, 25]) {
+    for (const j of [{ u: 0 }, { u: 0.25 }, { u: 0.999 }, { seed: 0 }, { seed: 42 }, { seed: 2 ** 53 - 1 }]) {
+      assert.equal(p.delay(n, j), p.delay(n, viaFull(j)), `${n} ${JSON.stringify(j)}`);
+    }
+  }
+  assert.equal(p.delay(3, { seed: 42 }), p.delay(3, { seed: 42n }));
+  // Shapes the full path refuses must not slip through the shortcut.
+  assertOjsError(() => p.delay(1, { u: 0.5, extra: 1 }), ARG, "extra");
+  assertOjsError(() => p.delay(1, { seed: 1, u: 0.5 }), ARG, "jitter");
+  assertOjsError(() => p.delay(1, Object.create({ u: 0.5 })), ARG, "jitter");
+  class Jitter {
+    constructor() {
+      this.u = 0.5;
+    }
+  }
+  assertOjsError(() => p.delay(1, new Jitter()), ARG, "jitter");
+  assertOjsError(() => p.delay(1, [0.5]), ARG, "jitter");
+  assertOjsError(() => p.delay(0, { u: 0.5 }), ARG, "retry_number");
+  assertOjsError(() => p.delay(1.5, { seed: 3 }), ARG, "retry_number");
+  assertOjsError(() => p.delay(1, { seed: NaN }), ARG, "seed");
+  assertOjsError(() => p.delay(1, { u: -0.5 }), ARG, "u");
+  // An enumerable property inherited from Object.prototype is not an own
+  // key: `{}` stays an error, `{ seed }` stays valid.
+  Object.prototype.u = 0.5; // eslint-disable-line no-extend-native
+  try {
+    assertOjsError(() => p.delay(1, {}), ARG, "jitter");
+    assert.equal(p.delay(2, { seed: 5 }), p.delay(2, viaFull({ seed: 5 })));
+  } finally {
+    delete Object.prototype.u;
+  }
+});
+
 // Every bad call, each followed by good calls that must still be right.
 const policy = new RetryPolicy({ jitter: false });
 const state = new RetryState();
