@@ -6,6 +6,9 @@
 
 mod convert;
 mod errors;
+// The one module with `unsafe`: CPython's vectorcall protocol (FFI).
+#[allow(unsafe_code)]
+mod fastcall;
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -240,20 +243,8 @@ impl PyRetryPolicy {
         seed: Option<&Bound<'_, PyAny>>,
         key: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
-        // The hot call, `delay(n, u=0.5)` with an exact `int` and an exact
-        // `float`, straight to the core: no `Jitter`, no `PyResult` from the
-        // helpers. Anything else, and any error, takes the full path below,
-        // which reports it (so errors are the same either way).
-        if seed.is_none()
-            && key.is_none()
-            && let Some(u) = u
-            && let Ok(f) = u.cast_exact::<pyo3::types::PyFloat>()
-            && retry_number.is_exact_instance_of::<pyo3::types::PyInt>()
-            && let Ok(n) = retry_number.extract::<u64>()
-            && let Ok(d) = self.inner.delay(n, core_::JitterSource::Uniform(f.value()))
-        {
-            return Ok(d);
-        }
+        // The common calls (`delay(n, u=0.5)`, `seed=`, `key=`) do not get
+        // here: `fastcall` answers them before pyo3's argument parser.
         let py = retry_number.py();
         let n = convert::uint(retry_number, "retry_number")?;
         let j = Jitter::from_args(py, u, seed, key)?;
@@ -925,6 +916,7 @@ fn jitter_sample(
 fn _ojs_retry(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<PyRetryPolicy>()?;
+    fastcall::install(&py.get_type::<PyRetryPolicy>())?;
     m.add_class::<PyDecision>()?;
     m.add_class::<PyScheduleRow>()?;
     m.add_class::<PyRetryState>()?;

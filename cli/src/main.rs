@@ -1,6 +1,8 @@
 //! `ojs-retry`: validate Open Job Spec retry policies, print their retry
 //! schedule, and explain the decision for a failure.
 
+#![forbid(unsafe_code)]
+
 use std::io::Read as _;
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -56,6 +56,7 @@
 //! Without `std` the crate is `#![no_std]` + `alloc`.
 
 #![no_std]
+#![forbid(unsafe_code)]
 // No panics by construction: on top of the workspace's unwrap / expect /
 // indexing / panic denials, no arithmetic that can overflow or divide by
 // zero (checked, saturating or wrapping operations say what happens).

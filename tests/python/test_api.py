@@ -166,24 +166,92 @@ def test_bad_arguments_are_invalid_argument_errors(call: Callable[[o.RetryPolicy
     raises(lambda: call(o.RetryPolicy()), ARG, field)
 
 
-def test_delay_exact_types_and_subclasses_agree() -> None:
-    # `delay(n, u=x)` with an exact int and float takes a shortcut in the
-    # binding; subclasses of int and float take the general path.
+def test_delay_fast_entry_agrees_with_the_full_method() -> None:
+    # `delay(n, u=…)`, `seed=` and `key=` with exact int / float / str are
+    # answered by a hand-written vectorcall entry (bindings-python/src/
+    # fastcall.rs); anything else — subclasses, other keywords, errors —
+    # goes to the pyo3 method. Subclasses force the full path here, and
+    # `schedule` (another route through the core) is a third witness.
     class Int(int):
         pass
 
     class Float(float):
         pass
 
-    p = o.RetryPolicy({"initial_interval": "PT3S", "backoff_coefficient": 3})
-    for n in (1, 2, 7, 25, 2**53 - 1):
-        for u in (0.0, 0.25, 0.999):
-            expected = p.delay(Int(n), u=Float(u))
-            assert p.delay(n, u=u) == expected
-            assert p.delay(Int(n), u=u) == expected
-            assert p.delay(n, u=Float(u)) == expected
-    raises(lambda: p.delay(Int(0), u=0.5), ARG, "retry_number")
-    raises(lambda: p.delay(1, u=Float(1.0)), ARG, "u")
+    class Str(str):
+        pass
+
+    policies = [
+        o.RetryPolicy({"initial_interval": "PT3S", "backoff_coefficient": 3}),
+        o.RetryPolicy({"backoff_strategy": "linear", "initial_interval": "PT1S"}),
+        o.RetryPolicy.preset("sidekiq", {}),
+        o.RetryPolicy.preset("bullmq", {"backoff": {"type": "exponential", "delay": 1000}}),
+    ]
+    for p in policies:
+        for n in (1, 2, 7, 25, 2**53 - 1):
+            for u in (0.0, 0.25, 0.999):
+                expected = p.delay(Int(n), u=Float(u))
+                assert p.delay(n, u=u) == expected
+                assert p.delay(Int(n), u=u) == expected
+                assert p.delay(n, u=Float(u)) == expected
+                if n <= 25:
+                    assert p.schedule(n, u=u)[n - 1].delay_ms == expected
+            for seed in (0, 42, 2**64 - 1):
+                assert p.delay(n, seed=seed) == p.delay(Int(n), seed=Int(seed))
+            for key in ("job-8f3a", "", "é-ü-😀"):
+                assert p.delay(n, key=key) == p.delay(n, key=Str(key))
+        # A keyword name built at run time is not the interned one.
+        name = "".join(["u"])
+        assert p.delay(3, **{name: 0.5}) == p.delay(Int(3), u=0.5)
+
+    p = policies[0]
+    # Errors come from the full method, whichever form the call takes.
+    def message(call: Callable[[], Any]) -> tuple[str, str | None, str | None, str]:
+        with pytest.raises(Exception) as info:
+            call()
+        e = info.value
+        # The message names the argument's type: the subclass on the full path.
+        text = str(e).replace("found Int ", "found int ").replace("found Float ", "found float ")
+        return (type(e).__name__, getattr(e, "code", None), getattr(e, "field", None), text)
+
+    bad: list[tuple[Callable[[], Any], Callable[[], Any], str]] = [
+        (lambda: p.delay(0, u=0.5), lambda: p.delay(Int(0), u=0.5), "retry_number"),
+        (lambda: p.delay(2**53, u=0.5), lambda: p.delay(Int(2**53), u=0.5), "retry_number"),
+        (lambda: p.delay(-1, u=0.5), lambda: p.delay(Int(-1), u=0.5), "retry_number"),
+        (lambda: p.delay(1, u=1.0), lambda: p.delay(1, u=Float(1.0)), "u"),
+        (lambda: p.delay(1, u=float("nan")), lambda: p.delay(1, u=Float("nan")), "u"),
+        (lambda: p.delay(1, seed=-1), lambda: p.delay(1, seed=Int(-1)), "seed"),
+        (lambda: p.delay(1, seed=2**64), lambda: p.delay(1, seed=Int(2**64)), "seed"),
+        (lambda: p.delay(1, key="\ud800"), lambda: p.delay(1, key=Str("\ud800")), "key"),
+        (lambda: p.delay(True, u=0.5), lambda: p.delay(Int(1), u=True), ""),
+    ]
+    for fast, full, field in bad:
+        if field:
+            assert message(fast) == message(full)
+            assert message(fast)[2] == field
+        else:
+            raises(fast, ARG, "retry_number")
+            raises(full, ARG, "u")
+    raises(lambda: p.delay(1, u=0.5, seed=1), ARG, "jitter")
+    with pytest.raises(TypeError, match=r"RetryPolicy\.delay\(\) takes 1 positional"):
+        p.delay(1, 0.5)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'x'"):
+        p.delay(1, x=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        o.RetryPolicy.delay(object(), 1, u=0.5)  # type: ignore[arg-type]
+    # Keyword and no-jitter forms still work (the full method).
+    assert p.delay(retry_number=2, u=0.5) == p.delay(2, u=0.5)
+    assert isinstance(p.delay(2), int)
+
+
+def test_delay_keeps_its_signature_and_docstring() -> None:
+    import inspect
+
+    sig = inspect.signature(o.RetryPolicy.delay)
+    assert str(sig) == "(self, /, retry_number, *, u=None, seed=None, key=None)"
+    assert (o.RetryPolicy.delay.__doc__ or "").startswith("The delay in ms before retry")
+    assert o.RetryPolicy.delay.__name__ == "delay"
+    assert o.RetryPolicy.delay.__qualname__ == "RetryPolicy.delay"
 
 
 def test_functions_errors() -> None:
