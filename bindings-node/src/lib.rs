@@ -8,8 +8,6 @@
 //! `RetryPolicy#delays`); errors are JS `Error`s carrying `code`, `field` and
 //! `faults`.
 
-#![forbid(unsafe_code)]
-
 mod convert;
 
 use napi::bindgen_prelude::{

@@ -10,8 +10,6 @@
 //! `faults`. Omitted `now` means `Date.now()`; an omitted jitter source
 //! means OS entropy (`crypto.getRandomValues` through getrandom).
 
-#![forbid(unsafe_code)]
-
 extern crate alloc;
 
 mod convert;
