@@ -4,10 +4,14 @@
 //  - a `policy` argument that is not a RetryPolicy is a coded
 //    `validation.invalid_argument` error, like every other bad argument.
 //  - `delay(n, u)` with two numbers, `delay(n, { u })` and
-//    `delay(n, { seed: number })` take fast exports (`__delayU`, `__delayS`)
-//    that pass plain f64s instead of JsValues (reading an object from Rust
-//    costs a dozen boundary crossings); anything else, and any invalid
-//    number, goes through the full `delay`, which reports the error.
+//    `delay(n, { seed: number })` take fast exports (`__delayU`, `__delayS`):
+//    plain functions of numbers that reach the policy through its handle in
+//    the module's registry (bindings-wasm/src/registry.rs), without
+//    JsValues (reading an object from Rust costs a dozen boundary crossings)
+//    and without wasm-bindgen's method shim; `delays(ns, { u } | { seed })`
+//    copies the numbers into a scratch buffer in wasm memory that `__delays`
+//    overwrites with the delays. Anything else, and any invalid number,
+//    goes through the full method, which reports the error.
 // Each entry point (node.js, browser.js, workerd.js) initialises the wasm
 // module first, then re-exports this module.
 import {
@@ -21,6 +25,11 @@ import {
   formatTimestamp,
   parseTimestamp,
   jitterSample,
+  __delayU as delayU,
+  __delayS as delayS,
+  __delays as delaysInPlace,
+  __scratch as scratchAddress,
+  __memory as wasmMemory,
 } from "./ojs_retry_wasm.js";
 
 function invalidArgument(field, message) {
@@ -56,12 +65,29 @@ Object.defineProperty(RetryPolicy, "merge", {
   configurable: true,
 });
 
-const fullDelay = RetryPolicy.prototype.delay;
-const delayU = RetryPolicy.prototype.__delayU;
-const delayS = RetryPolicy.prototype.__delayS;
-delete RetryPolicy.prototype.__delayU;
-delete RetryPolicy.prototype.__delayS;
+const proto = RetryPolicy.prototype;
+const fullDelay = proto.delay;
+const fullDelays = proto.delays;
+const readHandle = Object.getOwnPropertyDescriptor(proto, "__handle").get;
+delete proto.__handle;
 const hasOwn = Object.prototype.hasOwnProperty;
+
+// The policy's registry handle, read from Rust once per object and kept on
+// it under a symbol (non-enumerable, so invisible to keys and JSON). A
+// frozen policy cannot keep it: it is read again on every call. Callers
+// check `__wbg_ptr` first: a freed policy takes the full path (its handle
+// is stale anyway, and the fast exports answer -1 for it). Not a
+// RetryPolicy (a method borrowed by another object): -1, the full path.
+const HANDLE = Symbol("ojs-retry-wasm.handle");
+function handleOf(policy) {
+  let h = policy[HANDLE];
+  if (h === undefined) {
+    if (!(policy instanceof RetryPolicy)) return -1;
+    h = readHandle.call(policy);
+    Reflect.defineProperty(policy, HANDLE, { value: h });
+  }
+  return h;
+}
 
 // `{ u: number }` → 0, `{ seed: number }` → 1 (the value in `jitterValue`),
 // anything else → -1: the full path, which checks and reports. Only what the
@@ -94,20 +120,96 @@ function fastJitter(jitter) {
   return -1;
 }
 
-Object.defineProperty(RetryPolicy.prototype, "delay", {
+Object.defineProperty(proto, "delay", {
   value: function delay(retryNumber, jitter) {
     if (typeof retryNumber === "number" && this.__wbg_ptr) {
+      const h = handleOf(this);
       let d = -1;
       if (typeof jitter === "number") {
-        d = delayU.call(this, retryNumber, jitter);
+        d = delayU(h, retryNumber, jitter);
       } else {
         const kind = fastJitter(jitter);
-        if (kind === 0) d = delayU.call(this, retryNumber, jitterValue);
-        else if (kind === 1) d = delayS.call(this, retryNumber, jitterValue);
+        if (kind === 0) d = delayU(h, retryNumber, jitterValue);
+        else if (kind === 1) d = delayS(h, retryNumber, jitterValue);
       }
       if (d >= 0) return d;
     }
     return fullDelay.call(this, retryNumber, jitter);
+  },
+  writable: true,
+  configurable: true,
+});
+
+// The scratch buffer of `__delays` (SCRATCH_LEN numbers, allocated in Rust
+// on first use, never moved) seen through a Float64Array. Growing the wasm
+// memory detaches every view on it (length 0): then a new view is made at
+// the same address.
+const SCRATCH_LEN = 1024;
+let scratchAt = -1;
+let scratch = null;
+function scratchView() {
+  if (scratch === null || scratch.length === 0) {
+    if (scratchAt < 0) {
+      scratchAt = scratchAddress(SCRATCH_LEN);
+      if (scratchAt < 0) return null;
+    }
+    scratch = new Float64Array(wasmMemory().buffer, scratchAt, SCRATCH_LEN);
+  }
+  return scratch;
+}
+
+// Set while the numbers are being copied: reading an array element can run
+// JS (getters, proxies) that calls `delays` again, which then takes the full
+// path instead of overwriting this call's numbers.
+let scratchBusy = false;
+
+// The delays through the scratch buffer, SCRATCH_LEN at a time, or null:
+// the caller takes the full path (a non-number entry, or any -1).
+function delaysFast(h, kind, value, retryNumbers) {
+  const len = retryNumbers.length;
+  if (typeof len !== "number") return null;
+  const out = new Array(len);
+  let start = 0;
+  // At least one call, even for no numbers: the jitter is checked there.
+  do {
+    const n = Math.min(len - start, SCRATCH_LEN);
+    let buf = scratchView();
+    if (buf === null) return null;
+    scratchBusy = true;
+    try {
+      for (let i = 0; i < n; i++) {
+        const x = retryNumbers[start + i];
+        if (typeof x !== "number") return null;
+        buf[i] = x;
+      }
+    } finally {
+      scratchBusy = false;
+    }
+    // A getter grew the wasm memory: the numbers written since went nowhere.
+    if (buf.length === 0) return null;
+    if (delaysInPlace(h, kind, value, n) !== 0) return null;
+    buf = scratchView();
+    for (let i = 0; i < n; i++) out[start + i] = buf[i];
+    start += n;
+  } while (start < len);
+  return out;
+}
+
+Object.defineProperty(proto, "delays", {
+  value: function delays(retryNumbers, jitter) {
+    if (this.__wbg_ptr && !scratchBusy) {
+      const kind = fastJitter(jitter);
+      if (
+        kind >= 0 &&
+        (Array.isArray(retryNumbers) ||
+          retryNumbers instanceof Float64Array ||
+          retryNumbers instanceof Uint32Array)
+      ) {
+        const out = delaysFast(handleOf(this), kind, jitterValue, retryNumbers);
+        if (out !== null) return out;
+      }
+    }
+    return fullDelays.call(this, retryNumbers, jitter);
   },
   writable: true,
   configurable: true,

@@ -183,10 +183,14 @@ pub(crate) fn doc_string(v: &JsValue, field: &str, doc: Document) -> JsResult<St
             &doc.fault(field, format!("expected a string, found {}", describe(v))),
         ));
     };
-    if !js.is_valid_utf16() {
+    // The UTF-8 copy (TextEncoder) has U+FFFD for each lone surrogate; only
+    // then is the UTF-16 text checked, which is slow (js-sys reads it one
+    // `charCodeAt` call per code unit) and tells a real U+FFFD apart.
+    let text = String::from(js);
+    if text.contains('\u{FFFD}') && !js.is_valid_utf16() {
         return Err(core_error(&doc.fault(field, LONE_SURROGATE)));
     }
-    Ok(String::from(js))
+    Ok(text)
 }
 
 /// A boolean.

@@ -13,9 +13,12 @@
 extern crate alloc;
 
 mod convert;
+mod registry;
 
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
+use std::sync::RwLock;
 
 use js_sys::{Array, Object};
 use ojs_retry::{
@@ -136,7 +139,24 @@ fn num(n: u64) -> f64 {
 /// An immutable, validated, effective retry policy.
 #[wasm_bindgen(js_name = RetryPolicy)]
 pub struct JsRetryPolicy {
-    inner: ojs_retry::RetryPolicy,
+    inner: Arc<ojs_retry::RetryPolicy>,
+    /// The policy's handle in [`registry`] (`-1`: none, every fast call
+    /// falls back).
+    handle: f64,
+}
+
+impl JsRetryPolicy {
+    fn wrap(policy: ojs_retry::RetryPolicy) -> Self {
+        let inner = Arc::new(policy);
+        let handle = registry::register(Arc::clone(&inner)).unwrap_or(-1.0);
+        Self { inner, handle }
+    }
+}
+
+impl Drop for JsRetryPolicy {
+    fn drop(&mut self) {
+        registry::release(self.handle);
+    }
 }
 
 #[wasm_bindgen(js_class = RetryPolicy)]
@@ -151,9 +171,7 @@ impl JsRetryPolicy {
         } else {
             alloc::vec![layer(&policy)?]
         };
-        Ok(Self {
-            inner: policy_from_layers(layers)?,
-        })
+        policy_from_layers(layers).map(Self::wrap)
     }
 
     /// Layers merged in order (the JS wrapper passes `...layers` as one array).
@@ -166,9 +184,7 @@ impl JsRetryPolicy {
         for l in arr.iter() {
             out.push(layer(&l)?);
         }
-        Ok(Self {
-            inner: policy_from_layers(out)?,
-        })
+        policy_from_layers(out).map(Self::wrap)
     }
 
     /// A preset: `system`'s own retry configuration (an object in that
@@ -179,9 +195,7 @@ impl JsRetryPolicy {
             Some(c) => convert::json_value(c, "preset", convert::Document::Policy)?,
             None => serde_json::Value::Object(serde_json::Map::new()),
         };
-        Ok(Self {
-            inner: core(ojs_retry::RetryPolicy::preset_value(&system, &config))?,
-        })
+        core(ojs_retry::RetryPolicy::preset_value(&system, &config)).map(Self::wrap)
     }
 
     /// The preset's system name, or `null` for a plain OJS policy.
@@ -253,7 +267,7 @@ impl JsRetryPolicy {
     /// The canonical effective policy as an object.
     #[wasm_bindgen(js_name = toJSON)]
     pub fn to_json(&self) -> JsResult<JsValue> {
-        to_js(&self.inner)
+        to_js(&*self.inner)
     }
 
     /// The canonical effective policy as compact JSON text.
@@ -273,29 +287,12 @@ impl JsRetryPolicy {
         core(d).map(num)
     }
 
-    /// `delay(n, u)` for two numbers, without `JsValue`s or a `Result`
-    /// crossing the boundary: the delay, or `-1` when the arguments are
-    /// invalid. `api.js` calls it when both arguments are numbers and falls
-    /// back to [`JsRetryPolicy::delay`] (which reports the error) on `-1`.
-    /// Hidden from the public types.
-    #[wasm_bindgen(js_name = __delayU)]
-    pub fn delay_u(&self, retry_number: f64, u: f64) -> f64 {
-        ojs_retry::args::uint_from_f64("retry_number", retry_number)
-            .and_then(|n| self.inner.delay(n, ojs_retry::JitterSource::Uniform(u)))
-            .map_or(-1.0, num)
-    }
-
-    /// `delay(n, { seed })` for a number seed, as [`JsRetryPolicy::delay_u`]:
-    /// the delay, or `-1` for any invalid argument. Hidden from the public
-    /// types.
-    #[wasm_bindgen(js_name = __delayS)]
-    pub fn delay_s(&self, retry_number: f64, seed: f64) -> f64 {
-        ojs_retry::args::uint_from_f64("seed", seed)
-            .and_then(|s| {
-                ojs_retry::args::uint_from_f64("retry_number", retry_number)
-                    .and_then(|n| self.inner.delay(n, ojs_retry::JitterSource::Seed(s)))
-            })
-            .map_or(-1.0, num)
+    /// The policy's handle for the fast exports ([`delay_u`], [`delay_s`],
+    /// [`delays_fast`]); `api.js` reads it once per object. Hidden from the
+    /// public types.
+    #[wasm_bindgen(getter = __handle)]
+    pub fn handle(&self) -> f64 {
+        self.handle
     }
 
     /// Retries `1..=count`.
@@ -362,6 +359,158 @@ impl JsRetryPolicy {
         let (now, j) = decide_options(&options)?;
         decision_js(&core(self.inner.decide(&f, now, j.source()))?)
     }
+}
+
+/// A JS number as an integer in `0 ..= 2^53 − 1`, or `None` (the fast
+/// exports' check; the full methods report why with the core's
+/// `uint_from_f64`, which at opt-level "z" is an out-of-line call
+/// returning a large `Result`).
+#[inline(always)]
+fn fast_uint(x: f64) -> Option<u64> {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let n = x as u64;
+    // `!(a && b)` so that NaN fails too; the round trip rejects fractions
+    // (the cast is exact for integral values below 2^53).
+    // Written out: `RangeInclusive::contains` stays an out-of-line call at
+    // opt-level "z".
+    #[allow(clippy::cast_precision_loss, clippy::manual_range_contains)]
+    let ok = x >= 0.0 && x <= MAX_SAFE_F64 && n as f64 == x;
+    ok.then_some(n)
+}
+
+#[allow(clippy::cast_precision_loss)] // 2^53 − 1 is exact in f64
+const MAX_SAFE_F64: f64 = convert::MAX_SAFE as f64;
+
+/// The delay of retry `retry_number` for `policy`, or `-1` for any invalid
+/// input.
+#[inline(always)]
+fn fast_delay(
+    policy: &ojs_retry::RetryPolicy,
+    retry_number: f64,
+    src: ojs_retry::JitterSource<'_>,
+) -> f64 {
+    let Some(n) = fast_uint(retry_number) else {
+        return -1.0;
+    };
+    match policy.delay(n, src) {
+        Ok(d) => num(d),
+        // Moved out here, the error is dropped in this arm only: the `Ok`
+        // path has no drop call.
+        Err(e) => invalid(e),
+    }
+}
+
+#[cold]
+fn invalid(_: ojs_retry::Error) -> f64 {
+    -1.0
+}
+
+/// `policy.delay(n, u)` for the policy behind `handle` (see [`registry`]),
+/// without `JsValue`s, a `Result` or wasm-bindgen's method shim crossing the
+/// boundary: the delay, or `-1` when anything is invalid (including an
+/// unknown or freed handle). `api.js` calls it for plain numbers and `{ u }`
+/// and falls back to the full `delay` (which reports the error) on `-1`.
+/// Hidden from the public types.
+#[wasm_bindgen(js_name = __delayU)]
+pub fn delay_u(handle: f64, retry_number: f64, u: f64) -> f64 {
+    registry::delay(
+        handle,
+        retry_number,
+        ojs_retry::JitterSource::Uniform(u),
+        fast_delay,
+    )
+}
+
+/// `policy.delay(n, { seed })` for a number seed, as [`delay_u`]: the
+/// delay, or `-1` for anything invalid. Hidden from the public types.
+#[wasm_bindgen(js_name = __delayS)]
+pub fn delay_s(handle: f64, retry_number: f64, seed: f64) -> f64 {
+    let Some(seed) = fast_uint(seed) else {
+        return -1.0;
+    };
+    registry::delay(
+        handle,
+        retry_number,
+        ojs_retry::JitterSource::Seed(seed),
+        fast_delay,
+    )
+}
+
+/// The most numbers [`scratch`] makes room for (`api.js` asks for 1024).
+const SCRATCH_MAX: u64 = 1 << 16;
+
+/// [`delays_fast`]'s numbers, in place: `api.js` writes the retry numbers
+/// through a `Float64Array` view on this buffer and reads the delays back
+/// from it. The buffer is allocated once and never resized, so the view's
+/// address stays valid (only a memory growth detaches the view, and
+/// `api.js` then makes a new one at the same address). A lock for the
+/// reason given in [`registry`]: a plain cell without threads.
+static SCRATCH: RwLock<Vec<f64>> = RwLock::new(Vec::new());
+
+/// The address (bytes into wasm memory) of the scratch buffer of
+/// [`delays_fast`], made to hold at least `len` numbers (at most
+/// `SCRATCH_MAX`); `-1` if it cannot be had. `api.js` calls it once: a later
+/// call asking for more would move the buffer. Hidden from the public types.
+#[wasm_bindgen(js_name = __scratch)]
+pub fn scratch(len: f64) -> f64 {
+    let Some(len) = fast_uint(len)
+        .filter(|&n| n <= SCRATCH_MAX)
+        .and_then(|n| usize::try_from(n).ok())
+    else {
+        return -1.0;
+    };
+    let Ok(mut s) = SCRATCH.try_write() else {
+        return -1.0;
+    };
+    if s.len() < len {
+        s.resize(len, 0.0);
+    }
+    u32::try_from(s.as_ptr().addr()).map_or(-1.0, f64::from)
+}
+
+/// The wasm memory, for `api.js`'s view on the scratch buffer. Hidden from
+/// the public types.
+#[wasm_bindgen(js_name = __memory)]
+pub fn memory() -> JsValue {
+    wasm_bindgen::memory()
+}
+
+/// `policy.delays(ns, jitter)` for the policy behind `handle` and the
+/// first `len` numbers of the scratch buffer, overwritten with their
+/// delays: `0`, or `-1` when anything is invalid (then some entries may
+/// already be overwritten, and `api.js` takes the full `delays`, which
+/// reports the error). `kind` 0: `jitter` is `u`; 1: a seed. Hidden from the
+/// public types.
+#[wasm_bindgen(js_name = __delays)]
+pub fn delays_fast(handle: f64, kind: u32, jitter: f64, len: f64) -> f64 {
+    let src = if kind == 0 {
+        ojs_retry::JitterSource::Uniform(jitter)
+    } else {
+        match fast_uint(jitter) {
+            Some(s) => ojs_retry::JitterSource::Seed(s),
+            None => return -1.0,
+        }
+    };
+    let Some(len) = fast_uint(len).and_then(|n| usize::try_from(n).ok()) else {
+        return -1.0;
+    };
+    let Ok(mut s) = SCRATCH.try_write() else {
+        return -1.0;
+    };
+    let Some(slots) = s.get_mut(..len) else {
+        return -1.0;
+    };
+    registry::with(handle, |p| {
+        for slot in slots {
+            let d = fast_delay(p, *slot, src);
+            if d < 0.0 {
+                return -1.0;
+            }
+            *slot = d;
+        }
+        0.0
+    })
+    .unwrap_or(-1.0)
 }
 
 /// `{historyLimit?}`.
