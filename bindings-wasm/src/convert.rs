@@ -178,19 +178,32 @@ const LONE_SURROGATE: &str =
 
 /// [`string`] for a part of a document: the fault has the document's code.
 pub(crate) fn doc_string(v: &JsValue, field: &str, doc: Document) -> JsResult<String> {
-    let Some(js) = v.dyn_ref::<JsString>() else {
-        return Err(core_error(
-            &doc.fault(field, format!("expected a string, found {}", describe(v))),
-        ));
-    };
+    text(v, field, doc).unwrap_or_else(|| {
+        Err(core_error(&doc.fault(
+            field,
+            format!("expected a string, found {}", describe(v)),
+        )))
+    })
+}
+
+/// `Some` when `v` is a string: its text, or the fault for a lone
+/// surrogate; `None` for any other value. One boundary call for a string
+/// (`as_string` is the type check and the copy).
+pub(crate) fn text(v: &JsValue, field: &str, doc: Document) -> Option<JsResult<String>> {
+    let text = v.as_string()?;
     // The UTF-8 copy (TextEncoder) has U+FFFD for each lone surrogate; only
     // then is the UTF-16 text checked, which is slow (js-sys reads it one
-    // `charCodeAt` call per code unit) and tells a real U+FFFD apart.
-    let text = String::from(js);
-    if text.contains('\u{FFFD}') && !js.is_valid_utf16() {
-        return Err(core_error(&doc.fault(field, LONE_SURROGATE)));
+    // `charCodeAt` call per code unit) and tells a real U+FFFD apart. A byte
+    // scan: `str::contains` with a multi-byte char links the two-way string
+    // searcher (~1.9 KB of wasm).
+    let replaced = text
+        .as_bytes()
+        .windows(3)
+        .any(|w| w == "\u{FFFD}".as_bytes());
+    if replaced && !v.unchecked_ref::<JsString>().is_valid_utf16() {
+        return Some(Err(core_error(&doc.fault(field, LONE_SURROGATE))));
     }
-    Ok(text)
+    Some(Ok(text))
 }
 
 /// A boolean.
@@ -288,8 +301,8 @@ fn to_json(v: &JsValue, path: &str, depth: usize, doc: Document) -> JsResult<Val
         return number(x)
             .ok_or_else(|| fault(&format!("expected a finite number, found {}", fmt_num(x))));
     }
-    if v.is_string() {
-        return doc_string(v, path, doc).map(Value::String);
+    if let Some(t) = text(v, path, doc) {
+        return t.map(Value::String);
     }
     if v.is_bigint() {
         if let Ok(n) = u64::try_from(v.clone()) {
@@ -358,10 +371,9 @@ fn number(x: f64) -> Option<Value> {
 /// judged by the core (`null`, arrays and numbers are documents that are not
 /// objects).
 pub(crate) fn layer(v: &JsValue) -> JsResult<ojs_retry::Layer<'static>> {
-    if v.is_string() {
-        doc_string(v, "", Document::Policy).map(|t| ojs_retry::Layer::Json(t.into()))
-    } else {
-        json_value(v, "", Document::Policy).map(ojs_retry::Layer::Value)
+    match text(v, "", Document::Policy) {
+        Some(t) => t.map(|t| ojs_retry::Layer::Json(t.into())),
+        None => json_value(v, "", Document::Policy).map(ojs_retry::Layer::Value),
     }
 }
 
@@ -435,13 +447,13 @@ pub(crate) fn jitter_or_entropy(v: &JsValue) -> JsResult<Jitter> {
     Ok(jitter(v)?.unwrap_or(Jitter::Entropy))
 }
 
-/// Serialises a result as a plain JS value: objects (never `Map`s), `null`
-/// for `None`.
+/// Serialises a result as a plain JS value: JSON text read by `JSON.parse`,
+/// so objects (never `Map`s), `null` for `None`, keys in field order. The
+/// module already links serde_json for the canonical JSON; a direct
+/// serialiser into JS values (serde-wasm-bindgen) cost ~6 KB of wasm more
+/// and one boundary call per key and value.
 pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsResult<JsValue> {
-    let ser = serde_wasm_bindgen::Serializer::new()
-        .serialize_maps_as_objects(true)
-        .serialize_missing_as_null(true);
-    value
-        .serialize(&ser)
-        .map_err(|e| js_error("internal.conversion", &e.to_string(), [("", "")]))
+    let text = serde_json::to_string(value)
+        .map_err(|e| js_error("internal.conversion", &e.to_string(), [("", "")]))?;
+    js_sys::JSON::parse(&text)
 }

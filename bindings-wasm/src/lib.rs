@@ -28,9 +28,8 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use convert::{
-    Document, JsResult, arg_error, boolean, core, doc_string, given, jitter, jitter_or_entropy,
-    json_value, layer, now, opt_uint, options, policy_from_layers, prop, set, string, strings,
-    to_js, uint,
+    Document, JsResult, arg_error, boolean, core, given, jitter, jitter_or_entropy, json_value,
+    layer, now, opt_uint, options, policy_from_layers, prop, set, string, strings, to_js, uint,
 };
 
 /// `Decision` as the JS API shows it (camelCase keys, `null` when absent).
@@ -267,7 +266,7 @@ impl JsRetryPolicy {
     /// The canonical effective policy as an object.
     #[wasm_bindgen(js_name = toJSON)]
     pub fn to_json(&self) -> JsResult<JsValue> {
-        to_js(&*self.inner)
+        js_sys::JSON::parse(&self.inner.to_json())
     }
 
     /// The canonical effective policy as compact JSON text.
@@ -555,16 +554,12 @@ impl JsRetryState {
     #[wasm_bindgen(js_name = fromJSON)]
     pub fn from_json(state: JsValue, options: JsValue) -> JsResult<JsRetryState> {
         let limit = history_limit(&options)?.unwrap_or(ojs_retry::state::MIN_HISTORY);
-        let inner = if state.is_string() {
-            core(RetryState::from_json(
-                &doc_string(&state, "", Document::State)?,
-                limit,
-            ))?
-        } else {
-            core(RetryState::from_value(
+        let inner = match convert::text(&state, "", Document::State) {
+            Some(t) => core(RetryState::from_json(&t?, limit))?,
+            None => core(RetryState::from_value(
                 &json_value(&state, "", Document::State)?,
                 limit,
-            ))?
+            ))?,
         };
         Ok(Self { inner })
     }
