@@ -18,13 +18,7 @@ import {
   RetryPolicy,
   RetryState,
   Reservation,
-  matches,
-  firstMatch,
-  parseDuration,
-  formatDuration,
-  formatTimestamp,
-  parseTimestamp,
-  jitterSample,
+  __call as call,
   __delayU as delayU,
   __delayS as delayS,
   __delays as delaysInPlace,
@@ -215,6 +209,52 @@ Object.defineProperty(proto, "delays", {
   configurable: true,
 });
 
+// The getters of plain values, through one export per class (`__num`,
+// `__str`: the value's number `k` is its index here); each getter is an
+// accessor on the prototype, as wasm-bindgen defines them.
+const isTrue = (x) => x !== 0;
+const orNull = (x) => (x < 0 ? null : x); // -1: none
+function getters(cls, exportName, names) {
+  const read = cls.prototype[exportName];
+  delete cls.prototype[exportName];
+  names.forEach((spec, k) => {
+    const [name, map] = Array.isArray(spec) ? spec : [spec, undefined];
+    const get = map
+      ? function () {
+          return map(read.call(this, k));
+        }
+      : function () {
+          return read.call(this, k);
+        };
+    Object.defineProperty(get, "name", { value: `get ${name}` });
+    Object.defineProperty(cls.prototype, name, { get, configurable: true });
+  });
+}
+getters(RetryPolicy, "__num", [
+  "maxAttempts",
+  "initialIntervalMs",
+  "backoffCoefficient",
+  "maxIntervalMs",
+  ["jitter", isTrue],
+  "maxRetries",
+]);
+// `presetSystem` is null for a plain policy, as the types and the native
+// package say (wasm-bindgen shows a `None` string as undefined).
+getters(RetryPolicy, "__str", [["presetSystem", (x) => x ?? null], "onExhaustion", "backoffStrategy"]);
+getters(RetryState, "__num", ["attempt", "historyLimit", ["nextRetryAt", orNull]]);
+getters(Reservation, "__num", ["attempt", "visibilityTimeoutMs", "deadline"]);
+
+// toJSON(): the canonical JSON text, parsed (no export of its own).
+for (const cls of [RetryPolicy, RetryState]) {
+  Object.defineProperty(cls.prototype, "toJSON", {
+    value: function toJSON() {
+      return JSON.parse(this.toString());
+    },
+    writable: true,
+    configurable: true,
+  });
+}
+
 const recordFailure = RetryState.prototype.recordFailure;
 const recordTimeout = RetryState.prototype.recordTimeout;
 Object.defineProperty(RetryState.prototype, "recordFailure", {
@@ -233,6 +273,30 @@ Object.defineProperty(RetryState.prototype, "recordTimeout", {
   writable: true,
   configurable: true,
 });
+
+// The module-level functions: one wasm export (`__call`) takes the
+// function's number, in this order (see `call` in bindings-wasm/src/lib.rs).
+function matches(errorType, patterns) {
+  return call(0, errorType, patterns);
+}
+function firstMatch(errorType, patterns) {
+  return call(1, errorType, patterns);
+}
+function parseDuration(text) {
+  return call(2, text, undefined);
+}
+function formatDuration(ms) {
+  return call(3, ms, undefined);
+}
+function formatTimestamp(ms) {
+  return call(4, ms, undefined);
+}
+function parseTimestamp(text) {
+  return call(5, text, undefined);
+}
+function jitterSample(retryNumber, jitter) {
+  return call(6, retryNumber, jitter);
+}
 
 export {
   RetryPolicy,

@@ -125,11 +125,6 @@ fn decide_options(v: &JsValue) -> JsResult<(u64, convert::Jitter)> {
     }
 }
 
-fn opt_u64_js(v: Option<u64>) -> JsValue {
-    #[allow(clippy::cast_precision_loss)] // engine values stay below 2^53
-    v.map_or(JsValue::NULL, |n| JsValue::from_f64(n as f64))
-}
-
 #[allow(clippy::cast_precision_loss)] // engine values stay below 2^53
 fn num(n: u64) -> f64 {
     n as f64
@@ -197,42 +192,36 @@ impl JsRetryPolicy {
         core(ojs_retry::RetryPolicy::preset_value(&system, &config)).map(Self::wrap)
     }
 
-    /// The preset's system name, or `null` for a plain OJS policy.
-    #[wasm_bindgen(getter = presetSystem)]
-    pub fn preset_system(&self) -> Option<String> {
-        self.inner
-            .preset_system()
-            .map(alloc::borrow::ToOwned::to_owned)
+    /// The number-valued getters, through one export (one wasm-bindgen
+    /// shim instead of six): `k` 0 `maxAttempts`, 1 `initialIntervalMs`,
+    /// 2 `backoffCoefficient`, 3 `maxIntervalMs`, 4 `jitter` (0 or 1),
+    /// 5 `maxRetries` (`max(maxAttempts, 1) − 1`). `api.js` defines the
+    /// getters. Hidden from the public types.
+    #[wasm_bindgen(js_name = __num)]
+    pub fn number(&self, k: u32) -> f64 {
+        let p = &self.inner;
+        match k {
+            0 => num(p.max_attempts()),
+            1 => num(p.initial_interval_ms()),
+            2 => p.backoff_coefficient(),
+            3 => num(p.max_interval_ms()),
+            4 => f64::from(u8::from(p.jitter())),
+            _ => num(p.max_retries()),
+        }
     }
 
-    /// `max_attempts`.
-    #[wasm_bindgen(getter = maxAttempts)]
-    pub fn max_attempts(&self) -> f64 {
-        num(self.inner.max_attempts())
-    }
-
-    /// `initial_interval` in ms.
-    #[wasm_bindgen(getter = initialIntervalMs)]
-    pub fn initial_interval_ms(&self) -> f64 {
-        num(self.inner.initial_interval_ms())
-    }
-
-    /// `backoff_coefficient`.
-    #[wasm_bindgen(getter = backoffCoefficient)]
-    pub fn backoff_coefficient(&self) -> f64 {
-        self.inner.backoff_coefficient()
-    }
-
-    /// `max_interval` in ms.
-    #[wasm_bindgen(getter = maxIntervalMs)]
-    pub fn max_interval_ms(&self) -> f64 {
-        num(self.inner.max_interval_ms())
-    }
-
-    /// `jitter`.
-    #[wasm_bindgen(getter)]
-    pub fn jitter(&self) -> bool {
-        self.inner.jitter()
+    /// The string-valued getters, as [`JsRetryPolicy::number`]: `k` 0
+    /// `presetSystem` (`null` for a plain OJS policy), 1 `onExhaustion`,
+    /// 2 `backoffStrategy` (the strategy's name). Hidden from the public
+    /// types.
+    #[wasm_bindgen(js_name = __str)]
+    pub fn text(&self, k: u32) -> Option<String> {
+        let p = &self.inner;
+        match k {
+            0 => p.preset_system().map(alloc::borrow::ToOwned::to_owned),
+            1 => Some(p.on_exhaustion().as_str().into()),
+            _ => Some(p.strategy().as_str().into()),
+        }
     }
 
     /// `non_retryable_errors`.
@@ -245,31 +234,8 @@ impl JsRetryPolicy {
             .collect()
     }
 
-    /// `on_exhaustion`.
-    #[wasm_bindgen(getter = onExhaustion)]
-    pub fn on_exhaustion(&self) -> String {
-        self.inner.on_exhaustion().as_str().into()
-    }
-
-    /// The backoff strategy's name.
-    #[wasm_bindgen(getter = backoffStrategy)]
-    pub fn backoff_strategy(&self) -> String {
-        self.inner.strategy().as_str().into()
-    }
-
-    /// `max(maxAttempts, 1) − 1`.
-    #[wasm_bindgen(getter = maxRetries)]
-    pub fn max_retries(&self) -> f64 {
-        num(self.inner.max_retries())
-    }
-
-    /// The canonical effective policy as an object.
-    #[wasm_bindgen(js_name = toJSON)]
-    pub fn to_json(&self) -> JsResult<JsValue> {
-        js_sys::JSON::parse(&self.inner.to_json())
-    }
-
-    /// The canonical effective policy as compact JSON text.
+    /// The canonical effective policy as compact JSON text (`api.js`'s
+    /// `toJSON()` is `JSON.parse` of it).
     #[wasm_bindgen(js_name = toString)]
     pub fn to_string_js(&self) -> String {
         self.inner.to_json()
@@ -564,30 +530,24 @@ impl JsRetryState {
         Ok(Self { inner })
     }
 
-    /// The attempt number (1-based).
-    #[wasm_bindgen(getter)]
-    pub fn attempt(&self) -> f64 {
-        num(self.inner.attempt())
-    }
-
-    /// Epoch ms, or null when not retrying.
-    #[wasm_bindgen(getter = nextRetryAt)]
-    pub fn next_retry_at(&self) -> JsValue {
-        opt_u64_js(self.inner.next_retry_at())
+    /// The number-valued getters, through one export: `k` 0 `attempt`
+    /// (1-based), 1 `historyLimit` (the bound on the error history),
+    /// 2 `nextRetryAt` (epoch ms; `-1` when not retrying, which `api.js`
+    /// shows as `null`). Hidden from the public types.
+    #[wasm_bindgen(js_name = __num)]
+    pub fn number(&self, k: u32) -> f64 {
+        match k {
+            0 => num(self.inner.attempt()),
+            #[allow(clippy::cast_precision_loss)] // a usize below 2^32 in wasm32
+            1 => self.inner.history_limit() as f64,
+            _ => self.inner.next_retry_at().map_or(-1.0, num),
+        }
     }
 
     /// `"discard"`, `"dead_letter"` or null.
     #[wasm_bindgen(getter)]
     pub fn terminal(&self) -> JsValue {
         action_js(self.inner.terminal())
-    }
-
-    /// The bound on the error history.
-    #[wasm_bindgen(getter = historyLimit)]
-    pub fn history_limit(&self) -> f64 {
-        #[allow(clippy::cast_precision_loss)]
-        let n = self.inner.history_limit() as f64;
-        n
     }
 
     /// Records a handler failure and returns the decision.
@@ -619,13 +579,8 @@ impl JsRetryState {
         decision_js(&d)
     }
 
-    /// The §10 state document as an object (`JSON.parse(toString())`).
-    #[wasm_bindgen(js_name = toJSON)]
-    pub fn to_json(&self) -> JsResult<JsValue> {
-        js_sys::JSON::parse(&self.inner.to_json())
-    }
-
-    /// The §10 state document as compact JSON text.
+    /// The §10 state document as compact JSON text (`api.js`'s `toJSON()`
+    /// is `JSON.parse` of it).
     #[wasm_bindgen(js_name = toString)]
     pub fn to_string_js(&self) -> String {
         self.inner.to_json()
@@ -677,22 +632,16 @@ impl JsReservation {
         })
     }
 
-    /// The reserved attempt.
-    #[wasm_bindgen(getter)]
-    pub fn attempt(&self) -> f64 {
-        num(self.inner.attempt())
-    }
-
-    /// The visibility timeout in ms.
-    #[wasm_bindgen(getter = visibilityTimeoutMs)]
-    pub fn visibility_timeout_ms(&self) -> f64 {
-        num(self.inner.visibility_timeout_ms())
-    }
-
-    /// The deadline, epoch ms.
-    #[wasm_bindgen(getter)]
-    pub fn deadline(&self) -> f64 {
-        num(self.inner.deadline())
+    /// The number-valued getters, through one export: `k` 0 `attempt` (the
+    /// reserved attempt), 1 `visibilityTimeoutMs`, 2 `deadline` (epoch ms).
+    /// Hidden from the public types.
+    #[wasm_bindgen(js_name = __num)]
+    pub fn number(&self, k: u32) -> f64 {
+        num(match k {
+            0 => self.inner.attempt(),
+            1 => self.inner.visibility_timeout_ms(),
+            _ => self.inner.deadline(),
+        })
     }
 
     /// Extends the deadline, unless already expired.
@@ -729,55 +678,70 @@ impl JsReservation {
     }
 }
 
+// The module-level functions, reached through one export ([`call`]):
+// one wasm-bindgen shim (externref arguments, `Result` return) instead of
+// seven. `api.js` defines the public functions.
+
 /// Whether `errorType` matches one of `patterns` (§6).
-#[wasm_bindgen]
-pub fn matches(error_type: JsValue, patterns: JsValue) -> JsResult<bool> {
-    let t = string(&error_type, "error_type")?;
-    let p = strings(&patterns, "patterns")?;
-    Ok(ojs_retry::matches(&t, &p))
+fn matches(error_type: &JsValue, patterns: &JsValue) -> JsResult<JsValue> {
+    let t = string(error_type, "error_type")?;
+    let p = strings(patterns, "patterns")?;
+    Ok(JsValue::from_bool(ojs_retry::matches(&t, &p)))
 }
 
 /// The first entry of `patterns` that `errorType` matches, or null.
-#[wasm_bindgen(js_name = firstMatch)]
-pub fn first_match(error_type: JsValue, patterns: JsValue) -> JsResult<JsValue> {
-    let t = string(&error_type, "error_type")?;
-    let p = strings(&patterns, "patterns")?;
+fn first_match(error_type: &JsValue, patterns: &JsValue) -> JsResult<JsValue> {
+    let t = string(error_type, "error_type")?;
+    let p = strings(patterns, "patterns")?;
     Ok(ojs_retry::first_match(&t, &p).map_or(JsValue::NULL, JsValue::from_str))
 }
 
 /// An ISO 8601 duration as milliseconds.
-#[wasm_bindgen(js_name = parseDuration)]
-pub fn parse_duration(text: JsValue) -> JsResult<f64> {
-    core(ojs_retry::parse_duration(&string(&text, "duration")?)).map(num)
+fn parse_duration(text: &JsValue) -> JsResult<JsValue> {
+    core(ojs_retry::parse_duration(&string(text, "duration")?)).map(|n| num(n).into())
 }
 
 /// Milliseconds as the canonical duration string.
-#[wasm_bindgen(js_name = formatDuration)]
-pub fn format_duration(ms: JsValue) -> JsResult<String> {
-    core(ojs_retry::format_duration(uint(&ms, "duration")?))
+fn format_duration(ms: &JsValue) -> JsResult<JsValue> {
+    core(ojs_retry::format_duration(uint(ms, "duration")?)).map(|s| JsValue::from_str(&s))
 }
 
 /// Epoch milliseconds as RFC 3339 UTC.
-#[wasm_bindgen(js_name = formatTimestamp)]
-pub fn format_timestamp(ms: JsValue) -> JsResult<String> {
-    core(ojs_retry::format_timestamp(uint(&ms, "timestamp")?))
+fn format_timestamp(ms: &JsValue) -> JsResult<JsValue> {
+    core(ojs_retry::format_timestamp(uint(ms, "timestamp")?)).map(|s| JsValue::from_str(&s))
 }
 
 /// RFC 3339 text as epoch milliseconds.
-#[wasm_bindgen(js_name = parseTimestamp)]
-pub fn parse_timestamp(text: JsValue) -> JsResult<f64> {
-    core(ojs_retry::parse_timestamp(&string(&text, "timestamp")?)).map(num)
+fn parse_timestamp(text: &JsValue) -> JsResult<JsValue> {
+    core(ojs_retry::parse_timestamp(&string(text, "timestamp")?)).map(|n| num(n).into())
 }
 
 /// The 53-bit sample `k` (`u = k / 2^53`) a jitter source gives for a retry.
-#[wasm_bindgen(js_name = jitterSample)]
-pub fn jitter_sample(retry_number: JsValue, jitter: JsValue) -> JsResult<f64> {
-    let n = uint(&retry_number, "retry_number")?;
-    let Some(j) = self::jitter(&jitter)? else {
+fn jitter_sample(retry_number: &JsValue, jitter: &JsValue) -> JsResult<JsValue> {
+    let n = uint(retry_number, "retry_number")?;
+    let Some(j) = self::jitter(jitter)? else {
         return Err(arg_error(
             "jitter",
             "expected a jitter source {u}, {seed} or {key}",
         ));
     };
-    core(j.source().sample(n)).map(|s| num(s.bits()))
+    core(j.source().sample(n)).map(|s| num(s.bits()).into())
+}
+
+/// The module-level function number `op` (the order of `api.js`'s
+/// `FUNCTIONS`): `matches`, `firstMatch`, `parseDuration`,
+/// `formatDuration`, `formatTimestamp`, `parseTimestamp`, `jitterSample`.
+/// Hidden from the public types.
+#[wasm_bindgen(js_name = __call)]
+pub fn call(op: u32, a: JsValue, b: JsValue) -> JsResult<JsValue> {
+    match op {
+        0 => matches(&a, &b),
+        1 => first_match(&a, &b),
+        2 => parse_duration(&a),
+        3 => format_duration(&a),
+        4 => format_timestamp(&a),
+        5 => parse_timestamp(&a),
+        6 => jitter_sample(&a, &b),
+        _ => Err(arg_error("op", "unknown function")),
+    }
 }

@@ -415,6 +415,53 @@ test("policy text: lone surrogates are refused, a real U+FFFD is kept", () => {
   assert.equal(matches("a\ufffd", ["a\ufffd"]), true);
 });
 
+test("api.js keeps wasm-bindgen's surface: getters, functions, and errors on a freed object", () => {
+  // Getters (now through one export per class) are accessors on the
+  // prototype, as wasm-bindgen defines them.
+  const names = {
+    RetryPolicy: [RetryPolicy, ["maxAttempts", "initialIntervalMs", "backoffCoefficient", "maxIntervalMs", "jitter",
+      "maxRetries", "presetSystem", "onExhaustion", "backoffStrategy", "nonRetryableErrors"]],
+    RetryState: [RetryState, ["attempt", "historyLimit", "nextRetryAt", "terminal"]],
+    Reservation: [Reservation, ["attempt", "visibilityTimeoutMs", "deadline"]],
+  };
+  for (const [cls, list] of Object.values(names)) {
+    for (const name of list) {
+      const d = Object.getOwnPropertyDescriptor(cls.prototype, name);
+      assert.equal(typeof d?.get, "function", `${cls.name}.${name}`);
+      assert.equal(d.set, undefined);
+      assert.equal(d.enumerable, false);
+      assert.equal(d.configurable, true);
+      assert.equal(d.get.name, `get ${name}`);
+    }
+    for (const hidden of ["__num", "__str", "__handle", "toJSON"]) {
+      if (hidden !== "toJSON") assert.ok(!(hidden in cls.prototype), `${cls.name}.${hidden}`);
+    }
+  }
+  assert.deepEqual(
+    [matches, firstMatch, parseDuration, formatDuration, formatTimestamp, parseTimestamp, jitterSample].map((f) => [f.name, f.length]),
+    [["matches", 2], ["firstMatch", 2], ["parseDuration", 1], ["formatDuration", 1], ["formatTimestamp", 1], ["parseTimestamp", 1], ["jitterSample", 2]],
+  );
+  const p = RetryPolicy.preset("sidekiq", {});
+  assert.equal(p.presetSystem, "sidekiq");
+  assert.equal(new RetryPolicy().presetSystem, null);
+  assert.equal(new RetryPolicy({ jitter: false }).jitter, false);
+  assert.equal(new RetryPolicy({ backoff_coefficient: 1.5 }).backoffCoefficient, 1.5);
+  // A freed object: wasm-bindgen's own error, as before.
+  const q = new RetryPolicy();
+  q.free();
+  for (const f of [() => q.maxAttempts, () => q.presetSystem, () => q.jitter, () => q.toJSON(), () => q.toString(),
+    () => q.delay(1, 0.5), () => q.delay(1, { seed: 1 }), () => q.delays([1], { seed: 1 })]) {
+    assert.throws(f, { name: "Error", message: "null pointer passed to rust" });
+  }
+  const s = new RetryState();
+  s.free();
+  assert.throws(() => s.attempt, { message: "null pointer passed to rust" });
+  assert.throws(() => s.nextRetryAt, { message: "null pointer passed to rust" });
+  const r = new Reservation(1, 10, 0);
+  r.free();
+  assert.throws(() => r.deadline, { message: "null pointer passed to rust" });
+});
+
 // Every bad call, each followed by good calls that must still be right.
 const policy = new RetryPolicy({ jitter: false });
 const state = new RetryState();
