@@ -413,6 +413,22 @@ test("policy text: lone surrogates are refused, a real U+FFFD is kept", () => {
   assertOjsError(() => RetryState.fromJSON('{"attempt": 1, "errors": [], "x": "\ud800"}'), "validation.state_invalid", "");
   assertOjsError(() => parseDuration("PT1S\ud800"), "validation.invalid_argument", "duration");
   assert.equal(matches("a\ufffd", ["a\ufffd"]), true);
+  // Short strings and long ones (read through TextEncoder.encodeInto) alike:
+  // multi-byte text comes back unchanged, lone surrogates anywhere are
+  // refused, a real U+FFFD is kept.
+  for (const len of [1, 47, 48, 49, 300, 5000]) {
+    for (const c of ["a", "\u00e9", "\u20ac", "\ud83d\ude00", "\ufffd"]) {
+      const t = `x.${c.repeat(len)}`;
+      assert.equal(firstMatch(t, [t]), t, `${len} × ${JSON.stringify(c)}`);
+      const p2 = new RetryPolicy(JSON.stringify({ non_retryable_errors: [t], jitter: false }));
+      assert.deepEqual(p2.nonRetryableErrors, [t]);
+    }
+    for (const bad of ["\ud800", "\udfff", "\ud83d"]) {
+      const t = `x.${"a".repeat(len)}${bad}${"b".repeat(len % 7)}`;
+      assertOjsError(() => firstMatch(t, ["x.*"]), "validation.invalid_argument", "error_type");
+      assertOjsError(() => new RetryPolicy(`{"non_retryable_errors": ["${t}"]}`), "validation.retry_policy_invalid", "");
+    }
+  }
 });
 
 test("api.js keeps wasm-bindgen's surface: getters, functions, and errors on a freed object", () => {
