@@ -421,9 +421,9 @@ const SCRATCH_MAX: u64 = 1 << 16;
 static SCRATCH: RwLock<Vec<f64>> = RwLock::new(Vec::new());
 
 /// The address (bytes into wasm memory) of the scratch buffer of
-/// [`delays_fast`], made to hold at least `len` numbers (at most
-/// `SCRATCH_MAX`); `-1` if it cannot be had. `api.js` calls it once: a later
-/// call asking for more would move the buffer. Hidden from the public types.
+/// [`delays_fast`], holding at least `len` numbers (at most `SCRATCH_MAX`);
+/// `-1` if it cannot be had, including a later call asking for more than
+/// the first one got (the buffer never moves). Hidden from the public types.
 #[wasm_bindgen(js_name = __scratch)]
 pub fn scratch(len: f64) -> f64 {
     let Some(len) = fast_uint(len)
@@ -435,10 +435,14 @@ pub fn scratch(len: f64) -> f64 {
     let Ok(mut s) = SCRATCH.try_write() else {
         return -1.0;
     };
-    if s.len() < len {
+    // Allocated once and never moved: a view `api.js` holds stays on it.
+    if s.is_empty() {
         s.resize(len, 0.0);
+    } else if s.len() < len {
+        return -1.0;
     }
-    u32::try_from(s.as_ptr().addr()).map_or(-1.0, f64::from)
+    // JS writes through this address: its provenance is exposed.
+    u32::try_from(s.as_mut_ptr().expose_provenance()).map_or(-1.0, f64::from)
 }
 
 /// The wasm memory, for `api.js`'s view on the scratch buffer. Hidden from

@@ -355,6 +355,19 @@ test("delays(ns, { u } | { seed }) through the scratch buffer agrees with the fu
   }
   // `[]` with { u } out of range is no error on either path (u is checked per delay).
   assert.deepEqual(p.delays([], { u: 5 }), p.delays([], viaFull({ u: 5 })));
+  // The scratch buffer never moves once api.js has it: asking for more is -1.
+  const at = glue.__scratch(1024);
+  assert.ok(at > 0);
+  assert.equal(glue.__scratch(16), at);
+  assert.equal(glue.__scratch(1025), -1);
+  assert.equal(glue.__scratch(NaN), -1);
+  assert.equal(glue.__scratch(1024), at);
+  // Invalid batch arguments of the raw export: -1, nothing written.
+  const h = handleOf(p);
+  assert.equal(glue.__delays(h, 1, 1.5, 1), -1);
+  assert.equal(glue.__delays(h, 0, 0.5, 4096), -1);
+  assert.equal(glue.__delays(h, 0, 0.5, -1), -1);
+  assert.equal(glue.__delays(-1, 0, 0.5, 1), -1);
 });
 
 test("delays: JS run while the numbers are read (getters) cannot corrupt the batch", () => {
