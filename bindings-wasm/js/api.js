@@ -244,6 +244,32 @@ getters(RetryPolicy, "__str", [["presetSystem", (x) => x ?? null], "onExhaustion
 getters(RetryState, "__num", ["attempt", "historyLimit", ["nextRetryAt", orNull]]);
 getters(Reservation, "__num", ["attempt", "visibilityTimeoutMs", "deadline"]);
 
+// schedule(): the rows come from Rust as numbers, 8 per row (see
+// `__schedule` in bindings-wasm/src/lib.rs; delayMs -1: none).
+const scheduleNumbers = proto.__schedule;
+delete proto.__schedule;
+Object.defineProperty(proto, "schedule", {
+  value: function schedule(count, jitter) {
+    const f = scheduleNumbers.call(this, count, jitter);
+    const rows = new Array(f.length >>> 3);
+    for (let i = 0, k = 0; k < f.length; i++, k += 8) {
+      rows[i] = {
+        retryNumber: f[k],
+        attempt: f[k + 1],
+        rawMs: f[k + 2],
+        cappedMs: f[k + 3],
+        minMs: f[k + 4],
+        maxMs: f[k + 5],
+        delayMs: f[k + 6] < 0 ? null : f[k + 6],
+        cumulativeMs: f[k + 7],
+      };
+    }
+    return rows;
+  },
+  writable: true,
+  configurable: true,
+});
+
 // toJSON(): the canonical JSON text, parsed (no export of its own).
 for (const cls of [RetryPolicy, RetryState]) {
   Object.defineProperty(cls.prototype, "toJSON", {

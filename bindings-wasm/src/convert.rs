@@ -10,7 +10,6 @@ use alloc::vec::Vec;
 
 use js_sys::{Array, JsString, Object, Reflect, Uint8Array};
 use ojs_retry::ErrorCode;
-use serde::Serialize;
 use serde_json::{Map, Number, Value};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
@@ -516,15 +515,4 @@ fn seed(v: &JsValue) -> JsResult<u64> {
 /// A jitter source, defaulting to OS entropy.
 pub(crate) fn jitter_or_entropy(v: &JsValue) -> JsResult<Jitter> {
     Ok(jitter(v)?.unwrap_or(Jitter::Entropy))
-}
-
-/// Serialises a result as a plain JS value: JSON text read by `JSON.parse`,
-/// so objects (never `Map`s), `null` for `None`, keys in field order. The
-/// module already links serde_json for the canonical JSON; a direct
-/// serialiser into JS values (serde-wasm-bindgen) cost ~6 KB of wasm more
-/// and one boundary call per key and value.
-pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> JsResult<JsValue> {
-    let text = serde_json::to_string(value)
-        .map_err(|e| js_error("internal.conversion", &e.to_string(), [("", "")]))?;
-    js_sys::JSON::parse(&text)
 }

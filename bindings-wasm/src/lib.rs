@@ -29,76 +29,71 @@ use alloc::vec::Vec;
 use std::sync::RwLock;
 
 use js_sys::{Array, Object};
-use ojs_retry::{
-    Action, Decision, Failure, Heartbeat, JobError, Reason, Reservation, RetryState, ScheduleRow,
-};
-use serde::Serialize;
+use ojs_retry::{Action, Decision, Failure, Heartbeat, JobError, Reason, Reservation, RetryState};
 use wasm_bindgen::prelude::*;
 
 use convert::{
     Document, JsResult, arg_error, boolean, core, given, jitter, jitter_or_entropy, json_value,
-    layer, now, opt_uint, options, policy_from_layers, prop, set, string, strings, to_js, uint,
+    layer, now, opt_uint, options, policy_from_layers, prop, set, string, strings, uint,
 };
 
-/// `Decision` as the JS API shows it (camelCase keys, `null` when absent).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct JsDecision<'a> {
-    action: &'static str,
-    reason: &'static str,
-    handler_code: Option<&'static str>,
-    matched_pattern: Option<&'a str>,
-    attempt: u64,
-    timed_out: bool,
-    retry_number: Option<u64>,
-    delay_ms: Option<u64>,
-    next_retry_at: Option<u64>,
-}
-
+/// `Decision` as the JS API shows it (camelCase keys in this order, `null`
+/// when absent), through JSON text written here and `JSON.parse`: serde's
+/// serialiser (into JS values, or into JSON through `io::Write`) costs
+/// several times more at opt-level "z" for these nine fields.
 fn decision_js(d: &Decision) -> JsResult<JsValue> {
-    to_js(&JsDecision {
-        action: d.action.as_str(),
-        reason: d.reason.as_str(),
-        handler_code: d.handler_code.map(ojs_retry::HandlerCode::as_str),
-        matched_pattern: match &d.reason {
-            Reason::NonRetryable { pattern } => Some(pattern.as_str()),
-            _ => None,
-        },
-        attempt: d.attempt,
-        timed_out: d.timed_out,
-        retry_number: d.retry_number,
-        delay_ms: d.delay_ms,
-        next_retry_at: d.next_retry_at,
-    })
-}
-
-/// `ScheduleRow` as the JS API shows it.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct JsScheduleRow {
-    retry_number: u64,
-    attempt: u64,
-    raw_ms: u64,
-    capped_ms: u64,
-    min_ms: u64,
-    max_ms: u64,
-    delay_ms: Option<u64>,
-    cumulative_ms: u64,
-}
-
-impl From<&ScheduleRow> for JsScheduleRow {
-    fn from(r: &ScheduleRow) -> Self {
-        Self {
-            retry_number: r.retry_number,
-            attempt: r.attempt,
-            raw_ms: r.raw_ms,
-            capped_ms: r.capped_ms,
-            min_ms: r.min_ms,
-            max_ms: r.max_ms,
-            delay_ms: r.delay_ms,
-            cumulative_ms: r.cumulative_ms,
+    use core::fmt::Write as _;
+    // Names of the core's enums are plain identifiers: no escaping needed.
+    fn name(out: &mut String, s: Option<&str>) {
+        match s {
+            Some(s) => {
+                out.push('"');
+                out.push_str(s);
+                out.push('"');
+            }
+            None => out.push_str("null"),
         }
     }
+    fn number(out: &mut String, n: Option<u64>) {
+        match n {
+            Some(n) => {
+                let _ = write!(out, "{n}");
+            }
+            None => out.push_str("null"),
+        }
+    }
+    let mut out = String::with_capacity(256);
+    out.push_str("{\"action\":");
+    name(&mut out, Some(d.action.as_str()));
+    out.push_str(",\"reason\":");
+    name(&mut out, Some(d.reason.as_str()));
+    out.push_str(",\"handlerCode\":");
+    name(&mut out, d.handler_code.map(ojs_retry::HandlerCode::as_str));
+    out.push_str(",\"matchedPattern\":");
+    match &d.reason {
+        // A pattern is the caller's text: escaped by serde_json.
+        Reason::NonRetryable { pattern } => {
+            out.push_str(&serde_json::to_string(pattern).map_err(|e| {
+                convert::js_error("internal.conversion", &e.to_string(), [("", "")])
+            })?)
+        }
+        _ => out.push_str("null"),
+    }
+    out.push_str(",\"attempt\":");
+    number(&mut out, Some(d.attempt));
+    out.push_str(if d.timed_out {
+        ",\"timedOut\":true"
+    } else {
+        ",\"timedOut\":false"
+    });
+    out.push_str(",\"retryNumber\":");
+    number(&mut out, d.retry_number);
+    out.push_str(",\"delayMs\":");
+    number(&mut out, d.delay_ms);
+    out.push_str(",\"nextRetryAt\":");
+    number(&mut out, d.next_retry_at);
+    out.push('}');
+    js_sys::JSON::parse(&out)
 }
 
 /// A failure passed to `decide()`: `{attempt, type?, code?, timedOut?}`.
@@ -268,16 +263,34 @@ impl JsRetryPolicy {
         self.handle
     }
 
-    /// Retries `1..=count`.
-    pub fn schedule(&self, count: JsValue, jitter: JsValue) -> JsResult<JsValue> {
+    /// Retries `1..=count`, as numbers: 8 per row (`retryNumber`,
+    /// `attempt`, `rawMs`, `cappedMs`, `minMs`, `maxMs`, `delayMs` (`-1`
+    /// without a jitter source), `cumulativeMs`), one copy into a
+    /// `Float64Array`; `api.js`'s `schedule` makes the row objects (in JS,
+    /// several times faster than building them from Rust, or than JSON).
+    /// Hidden from the public types.
+    #[wasm_bindgen(js_name = __schedule)]
+    pub fn schedule(&self, count: JsValue, jitter: JsValue) -> JsResult<Vec<f64>> {
         let count = uint(&count, "count")?;
         let j = convert::jitter(&jitter)?;
         let rows = core(
             self.inner
                 .schedule(count, j.as_ref().map(convert::Jitter::source)),
         )?;
-        let rows: Vec<JsScheduleRow> = rows.iter().map(JsScheduleRow::from).collect();
-        to_js(&rows)
+        let mut out = Vec::with_capacity(rows.len().saturating_mul(8));
+        for r in &rows {
+            out.extend([
+                num(r.retry_number),
+                num(r.attempt),
+                num(r.raw_ms),
+                num(r.capped_ms),
+                num(r.min_ms),
+                num(r.max_ms),
+                r.delay_ms.map_or(-1.0, num),
+                num(r.cumulative_ms),
+            ]);
+        }
+        Ok(out)
     }
 
     /// The delays for many retry numbers in one call (one boundary

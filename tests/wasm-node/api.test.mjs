@@ -491,6 +491,34 @@ test("api.js keeps wasm-bindgen's surface: getters, functions, and errors on a f
   assert.throws(() => r.deadline, { message: "null pointer passed to rust" });
 });
 
+test("decisions and schedule rows (built from JSON text / numbers) keep every value", () => {
+  for (const pat of ['a"b\\c', "\u00e9.\u00fc\u2028x", "\u{1F600}.*", "x</script>", "\ufffd"]) {
+    const p = new RetryPolicy({ non_retryable_errors: [pat], on_exhaustion: "dead_letter" });
+    const d = p.decide({ attempt: 1, type: pat.replace(".*", ".z"), code: "RETRY" }, { now: 0 });
+    assert.deepEqual(d, {
+      action: "dead_letter", reason: "non_retryable", handlerCode: "RETRY", matchedPattern: pat,
+      attempt: 1, timedOut: false, retryNumber: null, delayMs: null, nextRetryAt: null,
+    });
+  }
+  const p = new RetryPolicy({ max_attempts: 30, max_interval: "PT24H" });
+  const big = p.decide({ attempt: 29, timedOut: true }, { now: 253402300799999 - 10 ** 9, jitter: { u: 0.999 } });
+  assert.equal(big.timedOut, true);
+  assert.equal(big.nextRetryAt, 253402300799999 - 10 ** 9 + big.delayMs);
+  const rows = p.schedule(30, { seed: 3 });
+  assert.equal(rows.length, 30);
+  let total = 0;
+  rows.forEach((r, i) => {
+    assert.deepEqual(Object.keys(r), ["retryNumber", "attempt", "rawMs", "cappedMs", "minMs", "maxMs", "delayMs", "cumulativeMs"]);
+    assert.equal(r.retryNumber, i + 1);
+    assert.equal(r.delayMs, p.delay(i + 1, { seed: 3 }));
+    total += r.delayMs;
+    assert.equal(r.cumulativeMs, total);
+  });
+  assert.ok(p.schedule(30).every((r) => r.delayMs === null));
+  assert.deepEqual(p.schedule(0), []);
+  assert.equal(RetryPolicy.prototype.schedule.length, 2);
+});
+
 // Every bad call, each followed by good calls that must still be right.
 const policy = new RetryPolicy({ jitter: false });
 const state = new RetryState();
