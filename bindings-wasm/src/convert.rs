@@ -322,8 +322,34 @@ pub(crate) fn options(v: &JsValue, field: &str, allowed: &[&str]) -> JsResult<Op
 }
 
 /// A property of an options object (`undefined` when absent).
-pub(crate) fn prop(obj: &Object, key: &str) -> JsValue {
-    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+pub(crate) fn prop(obj: &Object, key: &'static str) -> JsValue {
+    prop_at(obj, &interned(key))
+}
+
+/// A property by its key as a JS value (one read from `Object.keys`).
+pub(crate) fn prop_at(obj: &Object, key: &JsValue) -> JsValue {
+    Reflect::get(obj, key).unwrap_or(JsValue::UNDEFINED)
+}
+
+thread_local! {
+    static KEYS: core::cell::RefCell<Vec<(&'static str, JsValue)>> =
+        const { core::cell::RefCell::new(Vec::new()) };
+}
+
+/// The JS string of an option name, made once: creating it from Rust each
+/// time (UTF-8 decoded in JS) cost more than the property read itself.
+fn interned(key: &'static str) -> JsValue {
+    KEYS.with(|keys| {
+        let Ok(mut keys) = keys.try_borrow_mut() else {
+            return JsValue::from_str(key);
+        };
+        if let Some((_, v)) = keys.iter().find(|(k, _)| *k == key) {
+            return v.clone();
+        }
+        let v = JsValue::from_str(key);
+        keys.push((key, v.clone()));
+        v
+    })
 }
 
 /// A plain object: its prototype is `null` or a root prototype
@@ -402,7 +428,7 @@ fn to_json(v: &JsValue, path: &str, depth: usize, doc: Document) -> JsResult<Val
         let mut map = Map::new();
         for key in Object::keys(&obj).iter() {
             let name = doc_string(&key, path, doc)?;
-            let item = prop(&obj, &name);
+            let item = prop_at(&obj, &key);
             if item.is_undefined() {
                 continue;
             }
@@ -472,8 +498,9 @@ pub(crate) fn jitter(v: &JsValue) -> JsResult<Option<Jitter>> {
             ),
         ));
     }
-    let name = keys.get(0).as_string().unwrap_or_default();
-    let value = prop(&obj, &name);
+    let key = keys.get(0);
+    let name = key.as_string().unwrap_or_default();
+    let value = prop_at(&obj, &key);
     match name.as_str() {
         "u" => {
             // Range checks ([0, 1), NaN) belong to the core; only the type here.
