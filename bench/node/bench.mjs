@@ -172,6 +172,14 @@ bench('parse', 'JSON.parse only', () => JSON.parse(POLICY_TEXT).max_attempts)
 // its weak reference, napi-rs's per-instance bookkeeping, the finalizer).
 bench('parse', 'native no-op class: new Floor()', () => new floor.Floor().delay(1, 0))
 bench('parse', 'native new RetryPolicy(text)', () => new native.RetryPolicy(POLICY_TEXT).maxAttempts)
+// The same without a document (the defaults): what creating and freeing any
+// wasm-bindgen object costs here, plus the core's defaults.
+bench('parse', 'wasm new RetryPolicy() (no document)', () => {
+  const p = new wasm.RetryPolicy()
+  const m = p.maxAttempts
+  p.free()
+  return m
+})
 bench('parse', 'wasm new RetryPolicy(text)', () => {
   const p = new wasm.RetryPolicy(POLICY_TEXT)
   const m = p.maxAttempts

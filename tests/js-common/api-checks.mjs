@@ -110,6 +110,34 @@ export function apiChecks(api) {
     return undefined;
   });
 
+  check(results, "delays() with { u } / { seed }: every batch size and input type agrees with delay()", () => {
+    const p = new RetryPolicy({ initial_interval: "PT1S", backoff_coefficient: 1.5, max_interval: "PT2H" });
+    for (const len of [0, 1, 25, 1024, 1025, 2100]) {
+      const ns = Array.from({ length: len }, (_, i) => (i % 60) + 1);
+      for (const j of [{ u: 0.3 }, { seed: 77 }]) {
+        const single = ns.map((n) => p.delay(n, j));
+        for (const input of [ns, Float64Array.from(ns), Uint32Array.from(ns)]) {
+          const got = p.delays(input, j);
+          if (!Array.isArray(got) || JSON.stringify(got) !== JSON.stringify(single)) {
+            return `delays(${input.constructor.name} × ${len}, ${JSON.stringify(j)}) differs from delay()`;
+          }
+        }
+      }
+    }
+    for (const [ns, j, field] of [
+      [[1, 0], { seed: 1 }, "retry_numbers[1]"],
+      [[1, 2.5], { u: 0.5 }, "retry_numbers[1]"],
+      [[...Array(1100).fill(2), -1], { u: 0.5 }, "retry_numbers[1100]"],
+      [[1, "2"], { seed: 1 }, "retry_numbers[1]"],
+      [[1], { u: 1 }, "u"],
+      [[], { seed: 1.5 }, "seed"],
+    ]) {
+      const m = codedError(() => p.delays(ns, j), "validation.invalid_argument", field);
+      if (m) return `delays(${ns.length} numbers, ${JSON.stringify(j)}): ${m}`;
+    }
+    return undefined;
+  });
+
   check(results, "results are plain objects, never Maps", () => {
     const d = policy.decide({ attempt: 1 }, { now: 0 });
     const r = policy.schedule(1)[0];

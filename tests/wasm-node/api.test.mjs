@@ -5,6 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
 import {
   RetryPolicy,
   RetryState,
@@ -223,6 +224,299 @@ test("delay(n, { u }) and delay(n, { seed }) take a shortcut in api.js with the 
   } finally {
     delete Object.prototype.u;
   }
+});
+
+// The glue module api.js imports (the same instance, already initialised):
+// the hidden fast exports, called directly below. Not in the package's
+// exports map, so it is imported by file URL.
+const glue = await import(
+  new URL("./ojs_retry_wasm.js", pathToFileURL(createRequire(import.meta.url).resolve("ojs-retry-wasm/package.json")))
+);
+const handleOf = (p) => {
+  p.delay(1, 0.5); // api.js reads the handle on the first fast call
+  const [sym] = Object.getOwnPropertySymbols(p);
+  return p[sym];
+};
+
+function sameError(a, b, what) {
+  let ea;
+  let eb;
+  try {
+    a();
+  } catch (e) {
+    ea = e;
+  }
+  try {
+    b();
+  } catch (e) {
+    eb = e;
+  }
+  assert.ok(ea instanceof Error && eb instanceof Error, `${what}: both must throw (${ea}, ${eb})`);
+  assert.equal(ea.message, eb.message, what);
+  assert.equal(ea.code, eb.code, what);
+  assert.equal(ea.field, eb.field, what);
+  assert.deepEqual(ea.faults, eb.faults, what);
+}
+
+test("the fast delay exports agree with the full path; -1 for anything invalid, including a freed handle", () => {
+  const p = new RetryPolicy({ initial_interval: "PT2S", backoff_coefficient: 3, max_interval: "PT1H" });
+  const h = handleOf(p);
+  assert.equal(typeof h, "number");
+  // The handle is not an own enumerable key: keys and JSON are unchanged.
+  assert.deepEqual(Object.keys(p).filter((k) => k !== "__wbg_ptr"), []);
+  assert.deepEqual(JSON.parse(JSON.stringify(p)), p.toJSON());
+  const viaFull = (j) => Object.assign(Object.create(null), j);
+  for (const n of [1, 2, 5, 12, 25, 1000, 2 ** 53 - 1]) {
+    for (const u of [0, 0.125, 0.5, 1 - 2 ** -53]) {
+      const full = p.delay(n, viaFull({ u }));
+      assert.equal(glue.__delayU(h, n, u), full, `u ${n} ${u}`);
+      assert.equal(p.delay(n, u), full);
+    }
+    for (const seed of [0, 7, 2 ** 53 - 1]) {
+      const full = p.delay(n, viaFull({ seed }));
+      assert.equal(glue.__delayS(h, n, seed), full, `seed ${n} ${seed}`);
+      assert.equal(p.delay(n, { seed }), full);
+    }
+  }
+  for (const [n, u] of [[0, 0.5], [1.5, 0.5], [-1, 0.5], [NaN, 0.5], [Infinity, 0.5], [2 ** 53, 0.5], [1, 1], [1, -0.1], [1, NaN]]) {
+    assert.equal(glue.__delayU(h, n, u), -1, `__delayU(${n}, ${u})`);
+    sameError(() => p.delay(n, u), () => p.delay(n, viaFull({ u })), `delay(${n}, ${u})`);
+  }
+  for (const seed of [-1, 1.5, NaN, 2 ** 53]) {
+    assert.equal(glue.__delayS(h, 1, seed), -1, `__delayS(seed ${seed})`);
+    sameError(() => p.delay(1, { seed }), () => p.delay(1, viaFull({ seed })), `seed ${seed}`);
+  }
+  for (const bad of [-1, 0.5, NaN, Infinity, 2 ** 60, h + 2 ** 40]) {
+    assert.equal(glue.__delayU(bad, 1, 0.5), -1, `handle ${bad}`);
+    assert.equal(glue.__delayS(bad, 1, 3), -1, `handle ${bad}`);
+  }
+  // Freed: the handle is dead, and stays dead when its slot is reused.
+  const q = new RetryPolicy({ max_attempts: 4 });
+  const hq = handleOf(q);
+  const expected = q.delay(3, 0.5);
+  q.free();
+  assert.equal(glue.__delayU(hq, 3, 0.5), -1);
+  assert.throws(() => q.delay(3, 0.5), /null pointer/);
+  assert.throws(() => q.delay(3, { seed: 1 }), /null pointer/);
+  assert.throws(() => q.delays([3], { seed: 1 }), /null pointer/);
+  const reused = Array.from({ length: 8 }, () => new RetryPolicy({ initial_interval: "PT7S", max_interval: "PT1H" }));
+  assert.equal(glue.__delayU(hq, 3, 0.5), -1);
+  for (const r of reused) {
+    assert.equal(r.delay(3, 0.5), 28_000);
+    assert.notEqual(handleOf(r), hq);
+  }
+  assert.equal(expected, 4000);
+  for (const r of reused) r.free();
+  // A frozen policy cannot keep its handle: it is read on every call.
+  const f = Object.freeze(new RetryPolicy());
+  assert.equal(f.delay(2, 0.5), 2000);
+  assert.equal(f.delay(2, { seed: 9 }), new RetryPolicy().delay(2, { seed: 9 }));
+  assert.deepEqual(f.delays([1, 2], { u: 0.5 }), [1000, 2000]);
+  // merge() and preset() build policies that take the same fast path.
+  const m = RetryPolicy.merge({ initial_interval: "PT2S" }, { backoff_coefficient: 3, max_interval: "PT1H" });
+  assert.equal(m.delay(5, 0.25), p.delay(5, viaFull({ u: 0.25 })));
+  assert.equal(typeof handleOf(m), "number");
+});
+
+test("delays(ns, { u } | { seed }) through the scratch buffer agrees with the full path", () => {
+  const p = new RetryPolicy({ initial_interval: "PT1S", backoff_coefficient: 1.5, max_interval: "PT2H" });
+  const viaFull = (j) => Object.assign(Object.create(null), j);
+  const jitters = [{ u: 0 }, { u: 0.7 }, { seed: 0 }, { seed: 123456789 }];
+  // Across the 1024-number chunk boundary, and empty.
+  for (const len of [0, 1, 25, 1023, 1024, 1025, 3000]) {
+    const ns = Array.from({ length: len }, (_, i) => (i % 60) + 1);
+    for (const j of jitters) {
+      const full = p.delays(ns, viaFull(j));
+      assert.deepEqual(p.delays(ns, j), full, `${JSON.stringify(j)} × ${len}`);
+      assert.deepEqual(p.delays(Float64Array.from(ns), j), full);
+      assert.deepEqual(p.delays(Uint32Array.from(ns), j), full);
+      assert.deepEqual(ns.map((n) => p.delay(n, j)), full);
+    }
+  }
+  // Invalid entries anywhere (also past the first chunk), bad jitter values
+  // (also with no numbers): the full path's errors.
+  const cases = [
+    [[1, 0], { seed: 1 }],
+    [[1, 2.5], { u: 0.5 }],
+    [[1, NaN], { u: 0.5 }],
+    [[2 ** 53], { seed: 1 }],
+    [Float64Array.of(1, -3), { seed: 1 }],
+    [[1, "2"], { seed: 1 }],
+    [[1, , 3], { seed: 1 }], // eslint-disable-line no-sparse-arrays
+    [[1, 2n], { seed: 1 }],
+    [[...Array(1500).fill(3), 0], { seed: 1 }],
+    [[1], { u: 1 }],
+    [[1], { u: -0.5 }],
+    [[], { seed: 1.5 }],
+    [[1], { seed: -1 }],
+  ];
+  for (const [ns, j] of cases) {
+    sameError(() => p.delays(ns, j), () => p.delays(ns, viaFull(j)), `delays(${String(ns).slice(0, 20)}, ${JSON.stringify(j)})`);
+  }
+  // `[]` with { u } out of range is no error on either path (u is checked per delay).
+  assert.deepEqual(p.delays([], { u: 5 }), p.delays([], viaFull({ u: 5 })));
+  // The scratch buffer never moves once api.js has it: asking for more is -1.
+  const at = glue.__scratch(1024);
+  assert.ok(at > 0);
+  assert.equal(glue.__scratch(16), at);
+  assert.equal(glue.__scratch(1025), -1);
+  assert.equal(glue.__scratch(NaN), -1);
+  assert.equal(glue.__scratch(1024), at);
+  // Invalid batch arguments of the raw export: -1, nothing written.
+  const h = handleOf(p);
+  assert.equal(glue.__delays(h, 1, 1.5, 1), -1);
+  assert.equal(glue.__delays(h, 0, 0.5, 4096), -1);
+  assert.equal(glue.__delays(h, 0, 0.5, -1), -1);
+  assert.equal(glue.__delays(-1, 0, 0.5, 1), -1);
+});
+
+test("delays: JS run while the numbers are read (getters) cannot corrupt the batch", () => {
+  const p = new RetryPolicy({ max_interval: "PT1H" });
+  const expected = [1, 2, 3, 4].map((n) => p.delay(n, { seed: 5 }));
+  // A getter that calls delays() again (the scratch is busy: full path).
+  const nested = [1, 2, 3, 4];
+  Object.defineProperty(nested, 2, {
+    get() {
+      assert.deepEqual(p.delays([9, 9, 9, 9], { seed: 5 }), Array(4).fill(p.delay(9, { seed: 5 })));
+      return 3;
+    },
+  });
+  assert.deepEqual(p.delays(nested, { seed: 5 }), expected);
+  // A getter that grows the wasm memory (detaching every view on it).
+  const memory = glue.__memory();
+  const before = memory.buffer;
+  const growing = [1, 2, 3, 4];
+  Object.defineProperty(growing, 1, {
+    get() {
+      memory.grow(1);
+      return 2;
+    },
+  });
+  assert.deepEqual(p.delays(growing, { seed: 5 }), expected);
+  assert.notEqual(memory.buffer, before);
+  assert.equal(before.byteLength, 0); // detached
+  assert.deepEqual(p.delays([1, 2, 3, 4], { seed: 5 }), expected);
+  // A getter that frees the policy: the full path reports it.
+  const q = new RetryPolicy();
+  const freeing = [1, 2];
+  Object.defineProperty(freeing, 0, {
+    get() {
+      q.free();
+      return 1;
+    },
+  });
+  assert.throws(() => q.delays(freeing, { seed: 1 }), /null pointer/);
+  // A throwing getter: its own error.
+  const throwing = [1];
+  Object.defineProperty(throwing, 0, {
+    get() {
+      throw new RangeError("from the getter");
+    },
+  });
+  assert.throws(() => p.delays(throwing, { seed: 1 }), RangeError);
+  assert.deepEqual(p.delays([1, 2, 3, 4], { seed: 5 }), expected);
+});
+
+test("policy text: lone surrogates are refused, a real U+FFFD is kept", () => {
+  assertOjsError(() => new RetryPolicy('{"non_retryable_errors": ["a\ud800"]}'), "validation.retry_policy_invalid", "");
+  assertOjsError(() => new RetryPolicy('{"non_retryable_errors": ["\udc00"], "jitter": false}'), "validation.retry_policy_invalid", "");
+  const p = new RetryPolicy('{"non_retryable_errors": ["a\ufffd", "\u00e9t\u00e9.*"]}');
+  assert.deepEqual(p.nonRetryableErrors, ["a\ufffd", "\u00e9t\u00e9.*"]);
+  assert.equal(new RetryPolicy(p.toString()).toString(), p.toString());
+  assertOjsError(() => RetryState.fromJSON('{"attempt": 1, "errors": [], "x": "\ud800"}'), "validation.state_invalid", "");
+  assertOjsError(() => parseDuration("PT1S\ud800"), "validation.invalid_argument", "duration");
+  assert.equal(matches("a\ufffd", ["a\ufffd"]), true);
+  // Short strings and long ones (read through TextEncoder.encodeInto) alike:
+  // multi-byte text comes back unchanged, lone surrogates anywhere are
+  // refused, a real U+FFFD is kept.
+  for (const len of [1, 47, 48, 49, 300, 5000]) {
+    for (const c of ["a", "\u00e9", "\u20ac", "\ud83d\ude00", "\ufffd"]) {
+      const t = `x.${c.repeat(len)}`;
+      assert.equal(firstMatch(t, [t]), t, `${len} × ${JSON.stringify(c)}`);
+      const p2 = new RetryPolicy(JSON.stringify({ non_retryable_errors: [t], jitter: false }));
+      assert.deepEqual(p2.nonRetryableErrors, [t]);
+    }
+    for (const bad of ["\ud800", "\udfff", "\ud83d"]) {
+      const t = `x.${"a".repeat(len)}${bad}${"b".repeat(len % 7)}`;
+      assertOjsError(() => firstMatch(t, ["x.*"]), "validation.invalid_argument", "error_type");
+      assertOjsError(() => new RetryPolicy(`{"non_retryable_errors": ["${t}"]}`), "validation.retry_policy_invalid", "");
+    }
+  }
+});
+
+test("api.js keeps wasm-bindgen's surface: getters, functions, and errors on a freed object", () => {
+  // Getters (now through one export per class) are accessors on the
+  // prototype, as wasm-bindgen defines them.
+  const names = {
+    RetryPolicy: [RetryPolicy, ["maxAttempts", "initialIntervalMs", "backoffCoefficient", "maxIntervalMs", "jitter",
+      "maxRetries", "presetSystem", "onExhaustion", "backoffStrategy", "nonRetryableErrors"]],
+    RetryState: [RetryState, ["attempt", "historyLimit", "nextRetryAt", "terminal"]],
+    Reservation: [Reservation, ["attempt", "visibilityTimeoutMs", "deadline"]],
+  };
+  for (const [cls, list] of Object.values(names)) {
+    for (const name of list) {
+      const d = Object.getOwnPropertyDescriptor(cls.prototype, name);
+      assert.equal(typeof d?.get, "function", `${cls.name}.${name}`);
+      assert.equal(d.set, undefined);
+      assert.equal(d.enumerable, false);
+      assert.equal(d.configurable, true);
+      assert.equal(d.get.name, `get ${name}`);
+    }
+    for (const hidden of ["__num", "__str", "__handle", "toJSON"]) {
+      if (hidden !== "toJSON") assert.ok(!(hidden in cls.prototype), `${cls.name}.${hidden}`);
+    }
+  }
+  assert.deepEqual(
+    [matches, firstMatch, parseDuration, formatDuration, formatTimestamp, parseTimestamp, jitterSample].map((f) => [f.name, f.length]),
+    [["matches", 2], ["firstMatch", 2], ["parseDuration", 1], ["formatDuration", 1], ["formatTimestamp", 1], ["parseTimestamp", 1], ["jitterSample", 2]],
+  );
+  const p = RetryPolicy.preset("sidekiq", {});
+  assert.equal(p.presetSystem, "sidekiq");
+  assert.equal(new RetryPolicy().presetSystem, null);
+  assert.equal(new RetryPolicy({ jitter: false }).jitter, false);
+  assert.equal(new RetryPolicy({ backoff_coefficient: 1.5 }).backoffCoefficient, 1.5);
+  // A freed object: wasm-bindgen's own error, as before.
+  const q = new RetryPolicy();
+  q.free();
+  for (const f of [() => q.maxAttempts, () => q.presetSystem, () => q.jitter, () => q.toJSON(), () => q.toString(),
+    () => q.delay(1, 0.5), () => q.delay(1, { seed: 1 }), () => q.delays([1], { seed: 1 })]) {
+    assert.throws(f, { name: "Error", message: "null pointer passed to rust" });
+  }
+  const s = new RetryState();
+  s.free();
+  assert.throws(() => s.attempt, { message: "null pointer passed to rust" });
+  assert.throws(() => s.nextRetryAt, { message: "null pointer passed to rust" });
+  const r = new Reservation(1, 10, 0);
+  r.free();
+  assert.throws(() => r.deadline, { message: "null pointer passed to rust" });
+});
+
+test("decisions and schedule rows (built from JSON text / numbers) keep every value", () => {
+  for (const pat of ['a"b\\c', "\u00e9.\u00fc\u2028x", "\u{1F600}.*", "x</script>", "\ufffd"]) {
+    const p = new RetryPolicy({ non_retryable_errors: [pat], on_exhaustion: "dead_letter" });
+    const d = p.decide({ attempt: 1, type: pat.replace(".*", ".z"), code: "RETRY" }, { now: 0 });
+    assert.deepEqual(d, {
+      action: "dead_letter", reason: "non_retryable", handlerCode: "RETRY", matchedPattern: pat,
+      attempt: 1, timedOut: false, retryNumber: null, delayMs: null, nextRetryAt: null,
+    });
+  }
+  const p = new RetryPolicy({ max_attempts: 30, max_interval: "PT24H" });
+  const big = p.decide({ attempt: 29, timedOut: true }, { now: 253402300799999 - 10 ** 9, jitter: { u: 0.999 } });
+  assert.equal(big.timedOut, true);
+  assert.equal(big.nextRetryAt, 253402300799999 - 10 ** 9 + big.delayMs);
+  const rows = p.schedule(30, { seed: 3 });
+  assert.equal(rows.length, 30);
+  let total = 0;
+  rows.forEach((r, i) => {
+    assert.deepEqual(Object.keys(r), ["retryNumber", "attempt", "rawMs", "cappedMs", "minMs", "maxMs", "delayMs", "cumulativeMs"]);
+    assert.equal(r.retryNumber, i + 1);
+    assert.equal(r.delayMs, p.delay(i + 1, { seed: 3 }));
+    total += r.delayMs;
+    assert.equal(r.cumulativeMs, total);
+  });
+  assert.ok(p.schedule(30).every((r) => r.delayMs === null));
+  assert.deepEqual(p.schedule(0), []);
+  assert.equal(RetryPolicy.prototype.schedule.length, 2);
 });
 
 // Every bad call, each followed by good calls that must still be right.

@@ -1,0 +1,177 @@
+//! The live policies by handle, for the exports that must not pay for
+//! wasm-bindgen's method shim (a shadow-stack frame, the `WasmRefCell`
+//! borrow and its error path, on every call).
+//!
+//! Every `RetryPolicy` wrapper registers its policy here when it is built
+//! and removes it when it is dropped, so wasm-bindgen's `free()` and its
+//! `FinalizationRegistry` still decide the lifetime. The fast exports
+//! (`__delayU`, `__delayS`, `__delays`) are plain functions of numbers that
+//! look the handle up; an unknown or stale handle is an invalid argument
+//! like any other (`-1`), and `api.js` then takes the full method.
+//!
+//! A handle is `generation · 2^32 + slot`: a slot is reused after its
+//! policy is freed, with the next generation, so a handle kept past `free()`
+//! never reaches the policy that took its slot.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use std::sync::RwLock;
+
+use ojs_retry::RetryPolicy;
+
+/// Generations wrap at 2^21, so that a handle stays an integer below 2^53.
+const GENERATIONS: u32 = 1 << 21;
+const SLOT_SPAN: f64 = 4_294_967_296.0; // 2^32
+
+struct Slot {
+    generation: u32,
+    policy: Option<Arc<RetryPolicy>>,
+}
+
+struct Registry {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+}
+
+// A lock in a static rather than a `thread_local!` (whose every access is
+// an indirect call at opt-level "z"); on wasm32-unknown-unknown, which has
+// no threads, it is a plain cell. A static must be `Sync`, hence `Arc`
+// (without threads its counts are plain integers too).
+static POLICIES: RwLock<Registry> = RwLock::new(Registry {
+    slots: Vec::new(),
+    free: Vec::new(),
+});
+
+fn handle_of(slot: u32, generation: u32) -> f64 {
+    // Both parts are below 2^32 and 2^21: the sum is exact.
+    f64::from(generation) * SLOT_SPAN + f64::from(slot)
+}
+
+/// `(slot, generation)` of a handle, `None` for anything that is not one.
+#[inline(always)]
+fn split(handle: f64) -> Option<(usize, u32)> {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked below
+    let h = handle as u64;
+    // Written out (`Range::contains` stays an out-of-line call at opt-level
+    // "z"); `!(a && b)` so that NaN fails too, and the round trip rejects
+    // fractions (exact for integers below 2^53).
+    #[allow(clippy::cast_precision_loss, clippy::manual_range_contains)]
+    let ok = handle >= 0.0 && handle < SLOT_SPAN * f64::from(GENERATIONS) && h as f64 == handle;
+    if !ok {
+        return None;
+    }
+    let slot = usize::try_from(h & 0xFFFF_FFFF).ok()?;
+    let generation = u32::try_from(h >> 32).ok()?;
+    Some((slot, generation))
+}
+
+/// Registers a policy; the handle to pass to [`with`] and [`release`].
+///
+/// `None` only if the registry is borrowed, which cannot happen here: no
+/// JS runs while a fast export holds it. The wrapper then has no handle and
+/// every fast call on it falls back to the full method.
+pub(crate) fn register(policy: Arc<RetryPolicy>) -> Option<f64> {
+    {
+        let mut r = POLICIES.try_write().ok()?;
+        if let Some(i) = r.free.pop() {
+            let slot = r.slots.get_mut(usize::try_from(i).ok()?)?;
+            slot.policy = Some(policy);
+            return Some(handle_of(i, slot.generation));
+        }
+        let i = u32::try_from(r.slots.len()).ok()?;
+        r.slots.push(Slot {
+            generation: 0,
+            policy: Some(policy),
+        });
+        Some(handle_of(i, 0))
+    }
+}
+
+/// Removes a policy; its slot is reused with the next generation.
+pub(crate) fn release(handle: f64) {
+    {
+        // Busy (impossible, see `register`): the slot stays taken, which
+        // only keeps this policy's memory.
+        let Ok(mut r) = POLICIES.try_write() else {
+            return;
+        };
+        let Some((i, generation)) = split(handle) else {
+            return;
+        };
+        let Some(slot) = r.slots.get_mut(i) else {
+            return;
+        };
+        if slot.generation != generation || slot.policy.is_none() {
+            return;
+        }
+        slot.policy = None;
+        slot.generation = (slot.generation + 1) % GENERATIONS;
+        if let Ok(i) = u32::try_from(i) {
+            r.free.push(i);
+        }
+    }
+}
+
+/// `f(policy, retry_number, src)` for the live policy behind `handle`, or
+/// `-1`: the fast `delay` exports' one lookup, written out (no closures,
+/// no `Option`) so that at opt-level "z" it stays a few inline loads.
+#[inline(always)]
+pub(crate) fn delay(
+    handle: f64,
+    retry_number: f64,
+    src: ojs_retry::JitterSource<'_>,
+    f: fn(&RetryPolicy, f64, ojs_retry::JitterSource<'_>) -> f64,
+) -> f64 {
+    let Ok(r) = POLICIES.try_read() else {
+        return -1.0;
+    };
+    let Some((i, generation)) = split(handle) else {
+        return -1.0;
+    };
+    match r.slots.get(i) {
+        Some(Slot {
+            generation: g,
+            policy: Some(p),
+        }) if *g == generation => f(p, retry_number, src),
+        _ => -1.0,
+    }
+}
+
+/// `f` applied to the live policy behind `handle`, or `None`.
+pub(crate) fn with<R>(handle: f64, f: impl FnOnce(&RetryPolicy) -> R) -> Option<R> {
+    let r = POLICIES.try_read().ok()?;
+    let (i, generation) = split(handle)?;
+    let slot = r.slots.get(i)?;
+    if slot.generation != generation {
+        return None;
+    }
+    slot.policy.as_deref().map(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_are_not_reused_across_generations() {
+        let a = register(Arc::new(RetryPolicy::default())).unwrap_or(-1.0);
+        assert_eq!(with(a, RetryPolicy::max_attempts), Some(3));
+        release(a);
+        assert_eq!(with(a, RetryPolicy::max_attempts), None);
+        let b = register(Arc::new(
+            RetryPolicy::from_json(r#"{"max_attempts": 7}"#).unwrap_or_default(),
+        ))
+        .unwrap_or(-1.0);
+        assert_ne!(a, b);
+        // Same slot, next generation: the old handle stays dead.
+        assert_eq!(split(a).map(|s| s.0), split(b).map(|s| s.0));
+        assert_eq!(with(a, RetryPolicy::max_attempts), None);
+        assert_eq!(with(b, RetryPolicy::max_attempts), Some(7));
+        release(a); // stale: no effect
+        assert_eq!(with(b, RetryPolicy::max_attempts), Some(7));
+        release(b);
+        for bad in [-1.0, 0.5, f64::NAN, f64::INFINITY, 1e300] {
+            assert_eq!(with(bad, RetryPolicy::max_attempts), None);
+        }
+    }
+}
