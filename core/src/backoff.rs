@@ -228,11 +228,36 @@ fn int_pow(b: f64, e: f64) -> Option<u64> {
     bi.checked_pow(ei).filter(|p| *p <= 1 << 53)
 }
 
-/// `floor(d · k / 2^53)` exactly.
+/// `floor(d · k / 2^53)` exactly (`MAX_MS` if that does not fit a `u64`).
+///
+/// Written with four 32 × 32-bit products instead of a `u128` multiply:
+/// on wasm32 a `u128` product is a call to `__multi3` (a general 128 × 128
+/// routine), which was a sixth of a wasm `delay` (profile in
+/// bench/RESULTS.md); here every step is one native `i64` operation.
+/// `scale_matches_u128` checks it against the `u128` product.
+#[inline]
 fn scale(d: u64, k: u64) -> u64 {
-    let p = u128::from(d).saturating_mul(u128::from(k)) >> 53;
-    // d < 2^53 and k < 2^53, so p < d: fits.
-    u64::try_from(p).unwrap_or(MAX_MS)
+    const LO: u64 = 0xffff_ffff;
+    let (dh, dl) = (d >> 32, d & LO);
+    let (kh, kl) = (k >> 32, k & LO);
+    // Each factor is below 2^32, so no product or sum below can overflow
+    // (the wrapping operations never wrap; they say so to the linter).
+    let ll = dl.wrapping_mul(kl);
+    let lh = dl.wrapping_mul(kh);
+    let hl = dh.wrapping_mul(kl);
+    let hh = dh.wrapping_mul(kh);
+    // d · k = hh·2^64 + (lh + hl)·2^32 + ll, carried in 32-bit columns.
+    let mid = (ll >> 32).wrapping_add(lh & LO).wrapping_add(hl & LO);
+    let lo = (ll & LO) | (mid << 32);
+    let hi = hh
+        .wrapping_add(lh >> 32)
+        .wrapping_add(hl >> 32)
+        .wrapping_add(mid >> 32);
+    // (hi·2^64 + lo) >> 53; with d, k < 2^54 (all callers) hi < 2^44.
+    if hi >> 53 != 0 {
+        return MAX_MS;
+    }
+    (hi << 11) | (lo >> 53)
 }
 
 impl Backoff {
@@ -523,6 +548,51 @@ mod tests {
         t.offset_ms = 15_000;
         t.rounding = Rounding::Floor;
         assert_eq!(t.raw_ms(1), 15_010);
+    }
+
+    #[test]
+    fn scale_matches_u128() {
+        fn reference(d: u64, k: u64) -> u64 {
+            let p = (u128::from(d) * u128::from(k)) >> 53;
+            u64::try_from(p).unwrap_or(MAX_MS)
+        }
+        let edges = [
+            0,
+            1,
+            2,
+            (1 << 32) - 1,
+            1 << 32,
+            (1 << 32) + 1,
+            (1 << 52) - 1,
+            1 << 52,
+            (1 << 53) - 1,
+            1 << 53,
+            (1 << 53) + (1 << 52) - 1,
+            (1 << 54) - 1,
+            u64::MAX,
+            3_600_000,
+            300_000,
+        ];
+        for &d in &edges {
+            for &k in &edges {
+                assert_eq!(scale(d, k), reference(d, k), "scale({d}, {k})");
+            }
+        }
+        // A deterministic spread of pairs (SplitMix64), as wide as the callers'.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        for _ in 0..1_000_000 {
+            let (d, k) = (next() >> 10, next() >> 10);
+            assert_eq!(scale(d, k), reference(d, k), "scale({d}, {k})");
+            let (d, k) = (next(), next());
+            assert_eq!(scale(d, k), reference(d, k), "scale({d}, {k})");
+        }
     }
 
     /// The fast path of [`pow`] over its whole domain: every integer pair
