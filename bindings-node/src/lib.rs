@@ -268,7 +268,7 @@ fn store(p: CorePolicy) -> Res<f64> {
     slab::insert(p).map_err(|e| {
         Fail::Napi(napi::Error::from_reason(match e {
             slab::InsertError::Full => {
-                "ojs-retry: this thread holds 2^32 live RetryPolicy objects, the most it can address"
+                "ojs-retry: this thread holds 16777216 live RetryPolicy objects, the most it can address"
             }
             slab::InsertError::Busy => "ojs-retry: internal: the policy table is in use",
         }))

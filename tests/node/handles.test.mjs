@@ -142,22 +142,42 @@ test('a handle that names no policy: typed errors from the full functions, -1 fr
     assert.equal(bin.__delaysInPlace(x, Float64Array.of(1, 7, 2, 1, 2)), -1)
   }
   released(h)
-  // The next policy takes the freed slot (same index, low 32 bits) under a
-  // new generation: the old handle still names nothing, and releasing it
-  // again does not free the new policy.
+  // The next policy takes the freed slot (same index, the low 24 bits)
+  // under a new generation: the old handle still names nothing, and
+  // releasing it again does not free the new policy.
   const h2 = bin.policyFromText('{"max_attempts": 9}')
   assert.notEqual(h2, h)
-  assert.equal(h2 % 2 ** 32, h % 2 ** 32)
+  assert.equal(h2 % 2 ** 24, h % 2 ** 24)
+  assert.ok(Number.isInteger(h2) && h2 > 0 && h2 < 2 ** 31)
   released(h)
   bin.__release(h)
   assert.equal(bin.policyMaxAttempts(h2), 9)
   bin.__release(h2)
   released(h2)
-  // Numbers no handle can be.
-  for (const x of [0, -1, 0.5, NaN, Infinity, -Infinity, 2 ** 53, 2 ** 60, 2 ** 32 * 3 + 987_654]) {
+  // Numbers that are no handle, some close to a live one.
+  const h3 = bin.policyFromText('{"max_attempts": 11}')
+  const index = h3 % 2 ** 24
+  const generation = Math.floor(h3 / 2 ** 24)
+  for (const x of [
+    0,
+    -1,
+    0.5,
+    h3 + 0.5,
+    NaN,
+    Infinity,
+    -Infinity,
+    2 ** 53,
+    2 ** 60,
+    2 ** 32 + h3, // the live handle's low 32 bits
+    ((generation % 127) + 1) * 2 ** 24 + index, // the live slot, another generation
+    2 ** 31 + index,
+    2 ** 24 - 1, // an index no slot has
+  ]) {
     released(x)
     bin.__release(x) // ignored
   }
+  assert.equal(bin.policyMaxAttempts(h3), 11)
+  bin.__release(h3)
   assert.equal(api.__livePolicies(), live)
 })
 
