@@ -119,8 +119,8 @@ const fl = new floor.Floor()
 // The same arguments as the subjects' `delay(nOf(i), Math.random())`.
 bench('floor', 'native no-op method (n, u) -> number', (i) => fl.delay(nOf(i), Math.random()))
 // The shape of what `RetryPolicy#delay(n, u)` calls: a free function taking
-// the policy's handle (a number above 2^32, as most handles are) first.
-const H = 2 ** 32 + 7
+// the policy's handle first (a small integer: generation 1, slot 7).
+const H = 2 ** 24 + 7
 bench('floor', 'native no-op function (h, n, u) -> number', (i) => floor.delayH(H, nOf(i), Math.random()))
 bench('floor', 'raw wasm no-op export', () => raw.noop())
 bench('floor', 'raw wasm (f64, f64) -> f64 export', (i) => raw.id(nOf(i), Math.random()))

@@ -290,7 +290,7 @@ fn utf8_with<T, F: FnOnce(&str) -> Res<T>>(
     f: F,
 ) -> Result<Res<T>, F> {
     let text = match read_utf8(js, buf) {
-        Ok(()) => std::str::from_utf8(buf).map_err(|_| {
+        Ok(ascii) => std::str::from_utf8(buf).map(|t| (t, ascii)).map_err(|_| {
             Fail::from(doc.fault(
                 field,
                 "expected UTF-8 text from Node-API, found invalid bytes",
@@ -299,11 +299,14 @@ fn utf8_with<T, F: FnOnce(&str) -> Res<T>>(
         Err(e) => Err(e),
     };
     let out = match text {
-        // The byte search first: 0xEF (the lead byte of U+FFFD) is rare,
-        // and the slice search is word-at-a-time where `contains(char)` is
-        // not.
-        Ok(t) if t.as_bytes().contains(&0xEF) && t.contains('\u{FFFD}') => return Err(f),
-        Ok(t) => f(t),
+        // ASCII text (as many bytes as UTF-16 units) has no U+FFFD; in any
+        // other, the byte search first: 0xEF (the lead byte of U+FFFD) is
+        // rare, and the slice search is word-at-a-time where
+        // `contains(char)` is not.
+        Ok((t, false)) if t.as_bytes().contains(&0xEF) && t.contains('\u{FFFD}') => {
+            return Err(f);
+        }
+        Ok((t, _)) => f(t),
         Err(e) => Err(e),
     };
     if buf.capacity() > KEEP_MAX {
@@ -312,7 +315,8 @@ fn utf8_with<T, F: FnOnce(&str) -> Res<T>>(
     Ok(out)
 }
 
-/// The text of a JS string as UTF-8 in `buf`, in one pass.
+/// The text of a JS string as UTF-8 in `buf`, in one pass; whether it is
+/// ASCII (one byte per UTF-16 unit).
 // napi-rs's `JsString::into_utf8` asks Node for the UTF-8 length first (a
 // pass over the string, `String::Utf8Length`) and then allocates a zeroed
 // buffer of that size for the copy: ~0.7k instructions of the ~2k that
@@ -320,7 +324,7 @@ fn utf8_with<T, F: FnOnce(&str) -> Res<T>>(
 // UTF-8 bytes, so 3 × the UTF-16 length (known without a pass) always
 // holds the text; Node writes it in one pass.
 #[allow(unsafe_code)]
-fn read_utf8(js: JsString<'_>, buf: &mut Vec<u8>) -> Res<()> {
+fn read_utf8(js: JsString<'_>, buf: &mut Vec<u8>) -> Res<bool> {
     let units = js.utf16_len()?;
     let Some(cap) = units.checked_mul(3).and_then(|n| n.checked_add(1)) else {
         return Err(Fail::Napi(napi::Error::from_reason("string too long")));
@@ -350,7 +354,7 @@ fn read_utf8(js: JsString<'_>, buf: &mut Vec<u8>) -> Res<()> {
         )));
     }
     buf.truncate(written);
-    Ok(())
+    Ok(written == units)
 }
 
 /// An array of strings (`field[i]` names a bad element).
