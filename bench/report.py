@@ -106,12 +106,13 @@ def main() -> None:
     # Node.
     ratio("node", "wasm delay(n, u)", "raw wasm no-op export", "≤ 3× a raw wasm no-op", 3.0)
     ratio("node", "wasm delay(n, u)", "raw wasm (f64, f64) -> f64 export", "(info: vs an export of the same shape)", None)
-    ratio("node", "native delay(n, u)", "native no-op method (n, u) -> number", "≤ 1.3× a native no-op of the same shape", 1.3)
+    ratio("node", "native delay(n, u)", "native no-op function (h, n, u) -> number", "≤ 1.3× a native no-op of the same shape", 1.3)
+    ratio("node", "native delay(n, u)", "native no-op method (n, u) -> number", "(info: vs a no-op class method, the shape before policies became handles)", None)
     ratio("node", "native delay(n, u)", "native no-op function", "(info: vs a bare no-op function)", None)
     for label in ("native", "wasm"):
         ratio("node", f"{label} delay(n, {{ u }})", f"{label} delay(n, u)", "(info: options object)", None)
         ratio("node", f"{label} new RetryPolicy(text)", "JSON.parse + ajv (compiled once)", "faster than JSON.parse + ajv", 1.0, faster=True)
-    ratio("node", "native new RetryPolicy(text)", "native no-op class: new Floor()", "(info: vs constructing any napi-rs class instance)", None)
+    ratio("node", "native new RetryPolicy(text)", "native no-op class: new Floor()", "(info: vs constructing any napi-rs class instance, which a policy no longer is)", None)
     ratio("node", "native delays(Array(25), { seed }), per delay", "native 25 × delay(n, { seed }), per delay",
           "batch of 25 ≥ 5× cheaper per delay", 5.0, faster=True)
     ratio("node", "native delay(n, u)", "pure JS formula", "(info)", None)

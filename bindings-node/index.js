@@ -5,8 +5,10 @@
 //
 // `backend` says which one loaded ('native' | 'wasm'). Both expose the same
 // API (index.d.ts). Nothing here decides anything about retries: the loader
-// only picks a backend and adapts one calling convention (the variadic
-// `RetryPolicy.merge(...layers)`).
+// picks a backend and, for the native one, defines the `RetryPolicy` class
+// over the addon's functions (a policy is a handle to the addon's table, see
+// nativeRetryPolicy) and adapts calling conventions that Node-API makes
+// expensive.
 'use strict'
 
 const { existsSync } = require('node:fs')
@@ -59,49 +61,66 @@ function describe(e) {
 }
 
 
-let binding
-let backend
-const forced = /^(1|true|yes)$/i.test(process.env.OJS_RETRY_FORCE_WASM || '')
-let nativeError = forced ? new Error('skipped: OJS_RETRY_FORCE_WASM is set') : null
+// ---------------------------------------------------------------- native
 
-if (!forced) {
-  try {
-    binding = loadNative()
-    backend = 'native'
-  } catch (e) {
-    nativeError = e
-  }
-}
+/**
+ * The native `RetryPolicy`: a plain JS class holding a handle (a number) to
+ * a policy kept in the addon's per-thread table, each method forwarding to
+ * an addon function that takes the handle. Not a napi-rs class: creating a
+ * native class instance (napi_wrap, its weak reference, napi-rs's
+ * bookkeeping) cost ~0.85 µs, twice the parse of a policy. The table entry
+ * is freed by a FinalizationRegistry when the object is collected
+ * (registered without an unregister token: there is no explicit free, and
+ * a token costs ~2.5× the registration).
+ *
+ * Returns the class and `handleOf(value)`: the handle of a policy of this
+ * class, or the addon's `validation.invalid_argument` error (field
+ * `policy`) for any other value.
+ */
+function nativeRetryPolicy(native) {
+  const {
+    policyNew,
+    policyFromText,
+    policyMerge,
+    policyPreset,
+    policyPresetSystem,
+    policyMaxAttempts,
+    policyInitialIntervalMs,
+    policyBackoffCoefficient,
+    policyMaxIntervalMs,
+    policyJitter,
+    policyNonRetryableErrors,
+    policyOnExhaustion,
+    policyBackoffStrategy,
+    policyMaxRetries,
+    policyToJson,
+    policyToString,
+    policyDelay,
+    policyDelays,
+    policySchedule,
+    policyDecide,
+    __delayU: delayU,
+    __delayS: delayS,
+    __delaysInPlace: delaysInPlace,
+    __release: release,
+    __notAPolicy: notAPolicy,
+  } = native
+  const registry = new FinalizationRegistry(release)
 
-if (backend === 'native') {
-  const { RetryPolicy } = binding
-  const mergeLayers = RetryPolicy.mergeLayers
-  Object.defineProperty(RetryPolicy, 'merge', {
-    value: function merge(...layers) {
-      return mergeLayers.call(RetryPolicy, layers)
-    },
-    writable: true,
-    configurable: true,
-  })
+  // The handle a factory hands to the constructor (see `adopt`): the
+  // constructor takes no second argument that callers could forge.
+  let adopted = -1
+  let handleOf
 
   // Calling conventions adapted here, in plain JS, because Node-API makes
   // them expensive in the addon: every property read, type check and
   // element access is a C call, and so is creating a result array. Plain
-  // numbers go to hidden fast methods with typed `f64` arguments that
-  // return -1 for anything invalid; then the full method runs, checks every
-  // argument and reports the error, so errors are exactly the addon's.
+  // numbers go to hidden fast functions with typed `f64` arguments that
+  // return -1 for anything invalid; then the full function runs, checks
+  // every argument and reports the error, so errors are exactly the addon's.
   //  - delay(n, u), delay(n, { u }) and delay(n, { seed: number });
   //  - delays(numbers, { u } | { seed: number }) copies the numbers into a
   //    reused scratch Float64Array that the addon overwrites with the delays.
-  const proto = RetryPolicy.prototype
-  const nativeDelay = proto.delay
-  const nativeDelays = proto.delays
-  const delayU = proto.__delayU
-  const delayS = proto.__delayS
-  const delaysInPlace = proto.__delaysInPlace
-  delete proto.__delayU
-  delete proto.__delayS
-  delete proto.__delaysInPlace
 
   // `{ u }` → 0, `{ seed: number }` → 1, anything else → -1 (the full path).
   // Reads each property once, as the addon would.
@@ -121,32 +140,95 @@ if (backend === 'native') {
     return -1
   }
 
-  Object.defineProperty(proto, 'delay', {
-    value: function delay(retryNumber, jitter) {
-      if (typeof retryNumber === 'number') {
-        let d = -1
-        if (typeof jitter === 'number') {
-          d = delayU.call(this, retryNumber, jitter)
-        } else {
-          const kind = fastJitter(jitter)
-          if (kind === 0) d = delayU.call(this, retryNumber, jitterValue)
-          else if (kind === 1) d = delayS.call(this, retryNumber, jitterValue)
-        }
-        if (d >= 0) return d
-      }
-      return nativeDelay.call(this, retryNumber, jitter)
-    },
-    writable: true,
-    configurable: true,
-  })
-
   // `[seeded, u or seed, len, n_1 … n_len]`, kept across calls (the addon
   // never calls back into JS while it holds it); batches longer than
   // SCRATCH_MAX use a buffer of their own.
   const SCRATCH_MAX = 1024
   let scratch = new Float64Array(3 + 32)
-  Object.defineProperty(proto, 'delays', {
-    value: function delays(retryNumbers, jitter) {
+
+  class RetryPolicy {
+    #h
+
+    /** A partial document (object or JSON text) merged over the defaults. */
+    constructor(policy = undefined) {
+      let h = adopted
+      if (h >= 0) adopted = -1
+      else h = typeof policy === 'string' ? policyFromText(policy) : policyNew(policy)
+      this.#h = h
+      registry.register(this, h)
+    }
+
+    /** Layers merged in order: defaults ← first ← … ← last, then validated. */
+    static merge(...layers) {
+      return adopt(policyMerge(layers))
+    }
+
+    /** A preset: `system`'s own retry configuration. */
+    static preset(system, config) {
+      return adopt(policyPreset(system, config))
+    }
+
+    static {
+      handleOf = (p) =>
+        (typeof p === 'object' || typeof p === 'function') && p !== null && #h in p ? p.#h : notAPolicy(p)
+    }
+
+    get presetSystem() {
+      return policyPresetSystem(handleOf(this))
+    }
+    get maxAttempts() {
+      return policyMaxAttempts(handleOf(this))
+    }
+    get initialIntervalMs() {
+      return policyInitialIntervalMs(handleOf(this))
+    }
+    get backoffCoefficient() {
+      return policyBackoffCoefficient(handleOf(this))
+    }
+    get maxIntervalMs() {
+      return policyMaxIntervalMs(handleOf(this))
+    }
+    get jitter() {
+      return policyJitter(handleOf(this))
+    }
+    get nonRetryableErrors() {
+      return policyNonRetryableErrors(handleOf(this))
+    }
+    get onExhaustion() {
+      return policyOnExhaustion(handleOf(this))
+    }
+    get backoffStrategy() {
+      return policyBackoffStrategy(handleOf(this))
+    }
+    get maxRetries() {
+      return policyMaxRetries(handleOf(this))
+    }
+
+    toJSON() {
+      return policyToJson(handleOf(this))
+    }
+    toString() {
+      return policyToString(handleOf(this))
+    }
+
+    delay(retryNumber, jitter) {
+      const h = handleOf(this)
+      if (typeof retryNumber === 'number') {
+        let d = -1
+        if (typeof jitter === 'number') {
+          d = delayU(h, retryNumber, jitter)
+        } else {
+          const kind = fastJitter(jitter)
+          if (kind === 0) d = delayU(h, retryNumber, jitterValue)
+          else if (kind === 1) d = delayS(h, retryNumber, jitterValue)
+        }
+        if (d >= 0) return d
+      }
+      return policyDelay(h, retryNumber, jitter)
+    }
+
+    delays(retryNumbers, jitter) {
+      const h = handleOf(this)
       const kind = fastJitter(jitter)
       if (
         kind >= 0 &&
@@ -169,7 +251,7 @@ if (backend === 'native') {
           numbers = typeof x === 'number'
           buf[i + 3] = x
         }
-        if (numbers && delaysInPlace.call(this, buf) >= 0) {
+        if (numbers && delaysInPlace(h, buf) >= 0) {
           const out = new Array(n)
           for (let i = 0; i < n; i++) out[i] = buf[i + 3]
           return out
@@ -181,11 +263,76 @@ if (backend === 'native') {
         for (let i = 0; i < ns.length && numbers; i++) numbers = typeof ns[i] === 'number'
         if (numbers) ns = Float64Array.from(ns)
       }
-      return Array.from(nativeDelays.call(this, ns, jitter))
+      return Array.from(policyDelays(h, ns, jitter))
+    }
+
+    schedule(count, jitter) {
+      return policySchedule(handleOf(this), count, jitter)
+    }
+
+    decide(failure, options) {
+      return policyDecide(handleOf(this), failure, options)
+    }
+  }
+
+  function adopt(h) {
+    adopted = h
+    return new RetryPolicy()
+  }
+
+  // As the napi-rs class had them (and as `for…in` over a policy sees
+  // them): the prototype's getters and methods are enumerable.
+  for (const [name, d] of Object.entries(Object.getOwnPropertyDescriptors(RetryPolicy.prototype))) {
+    if (name !== 'constructor') Object.defineProperty(RetryPolicy.prototype, name, { ...d, enumerable: true })
+  }
+  return { RetryPolicy, handleOf }
+}
+
+/**
+ * `RetryState#recordFailure(policy, …)` / `#recordTimeout(policy, …)` pass
+ * the policy's handle to the addon (or report a value that is not one).
+ */
+function adaptRetryState(RetryState, handleOf) {
+  const proto = RetryState.prototype
+  const nativeRecordFailure = proto.recordFailure
+  const nativeRecordTimeout = proto.recordTimeout
+  Object.defineProperty(proto, 'recordFailure', {
+    value: function recordFailure(policy, error, options) {
+      return nativeRecordFailure.call(this, handleOf(policy), error, options)
     },
     writable: true,
+    enumerable: true,
     configurable: true,
   })
+  Object.defineProperty(proto, 'recordTimeout', {
+    value: function recordTimeout(policy, options) {
+      return nativeRecordTimeout.call(this, handleOf(policy), options)
+    },
+    writable: true,
+    enumerable: true,
+    configurable: true,
+  })
+}
+
+let binding
+let backend
+const forced = /^(1|true|yes)$/i.test(process.env.OJS_RETRY_FORCE_WASM || '')
+let nativeError = forced ? new Error('skipped: OJS_RETRY_FORCE_WASM is set') : null
+
+if (!forced) {
+  try {
+    binding = loadNative()
+    backend = 'native'
+  } catch (e) {
+    nativeError = e
+  }
+}
+
+let RetryPolicy
+if (backend === 'native') {
+  const native = nativeRetryPolicy(binding)
+  RetryPolicy = native.RetryPolicy
+  adaptRetryState(binding.RetryState, native.handleOf)
 } else {
   try {
     // An ES module (no top-level await): require() loads it on Node
@@ -205,9 +352,11 @@ if (backend === 'native') {
   }
 }
 
+if (backend === 'wasm') RetryPolicy = binding.RetryPolicy
+
 module.exports = {
   backend,
-  RetryPolicy: binding.RetryPolicy,
+  RetryPolicy,
   RetryState: binding.RetryState,
   Reservation: binding.Reservation,
   matches: binding.matches,
@@ -217,4 +366,9 @@ module.exports = {
   formatTimestamp: binding.formatTimestamp,
   parseTimestamp: binding.parseTimestamp,
   jitterSample: binding.jitterSample,
+}
+if (backend === 'native') {
+  // Not API (non-enumerable, not in the types): how many policies this
+  // thread's table holds, for the tests that check entries are freed.
+  Object.defineProperty(module.exports, '__livePolicies', { value: binding.__livePolicies })
 }

@@ -118,6 +118,10 @@ bench('floor', 'native no-op function', () => floor.noop())
 const fl = new floor.Floor()
 // The same arguments as the subjects' `delay(nOf(i), Math.random())`.
 bench('floor', 'native no-op method (n, u) -> number', (i) => fl.delay(nOf(i), Math.random()))
+// The shape of what `RetryPolicy#delay(n, u)` calls: a free function taking
+// the policy's handle first (a small integer: generation 1, slot 7).
+const H = 2 ** 24 + 7
+bench('floor', 'native no-op function (h, n, u) -> number', (i) => floor.delayH(H, nOf(i), Math.random()))
 bench('floor', 'raw wasm no-op export', () => raw.noop())
 bench('floor', 'raw wasm (f64, f64) -> f64 export', (i) => raw.id(nOf(i), Math.random()))
 
@@ -169,7 +173,8 @@ bench('parse', 'JSON.parse + ajv (compiled once)', () => {
 })
 bench('parse', 'JSON.parse only', () => JSON.parse(POLICY_TEXT).max_attempts)
 // What any napi-rs class instance costs to create and collect (napi_wrap,
-// its weak reference, napi-rs's per-instance bookkeeping, the finalizer).
+// its weak reference, napi-rs's per-instance bookkeeping, the finalizer):
+// the floor of `new RetryPolicy(text)` while policies were such instances.
 bench('parse', 'native no-op class: new Floor()', () => new floor.Floor().delay(1, 0))
 bench('parse', 'native new RetryPolicy(text)', () => new native.RetryPolicy(POLICY_TEXT).maxAttempts)
 // The same without a document (the defaults): what creating and freeing any

@@ -5,6 +5,9 @@
 //! value has the shape the core's argument needs, and turns the core's
 //! answers back into plain JS objects.
 
+use std::cell::RefCell;
+
+use napi::JsString;
 use napi::bindgen_prelude::{Env, JsObjectValue, JsValue, Null, Object, ToNapiValue, Unknown};
 use napi::{Status, ValueType};
 use ojs_retry::args::{Document, Jitter, MAX_DEPTH, uint_from_f64 as core_uint};
@@ -213,33 +216,145 @@ pub fn string(v: Unknown<'_>, field: &str) -> Res<String> {
 /// lone surrogate is refused, not silently replaced by U+FFFD as Node-API's
 /// UTF-8 conversion does.
 pub fn doc_string(v: Unknown<'_>, field: &str, doc: Document) -> Res<String> {
+    with_doc_str(v, field, doc, |s| Ok(s.to_owned()))
+}
+
+/// [`doc_string`] lent to `f` instead of returned: the text is read into
+/// one buffer and parsed from there (a policy document's text is not
+/// copied again).
+pub fn with_doc_str<T>(
+    v: Unknown<'_>,
+    field: &str,
+    doc: Document,
+    f: impl FnOnce(&str) -> Res<T>,
+) -> Res<T> {
     let t = v.get_type()?;
     if t != ValueType::String {
         return Err(doc
             .fault(field, format!("expected a string, found {}", type_name(t)))
             .into());
     }
-    let js = v.coerce_to_string()?;
+    with_js_str(v.coerce_to_string()?, field, doc, f)
+}
+
+/// [`with_doc_str`] for a value known to be a string.
+pub fn with_js_str<T>(
+    js: JsString<'_>,
+    field: &str,
+    doc: Document,
+    f: impl FnOnce(&str) -> Res<T>,
+) -> Res<T> {
     // One UTF-8 copy for almost every string (a policy document: 0.2 µs
-    // against 0.5 µs through UTF-16). The conversion turns a lone surrogate
-    // into U+FFFD, so only a string with a U+FFFD in it (a real one, or a
-    // lone surrogate) is read again as UTF-16, where the two differ.
-    let text = js.into_utf8()?.into_owned()?;
-    if !text.contains('\u{FFFD}') {
-        return Ok(text);
+    // against 0.5 µs through UTF-16), into a buffer this thread reuses. The
+    // conversion turns a lone surrogate into U+FFFD, so only a string with a
+    // U+FFFD in it (a real one, or a lone surrogate) is read again as
+    // UTF-16, where the two differ.
+    let parsed = UTF8.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => utf8_with(js, &mut buf, field, doc, f),
+        // Only if `f` read another string through this path (it does not).
+        Err(_) => utf8_with(js, &mut Vec::new(), field, doc, f),
+    });
+    match parsed {
+        Ok(out) => out,
+        Err(f) => {
+            let len = js.utf16_len()?;
+            let units = js.into_utf16()?;
+            // The buffer carries a trailing NUL terminator: take the
+            // string's own length.
+            let text = units.as_slice().get(..len).unwrap_or_default();
+            let text = String::from_utf16(text).map_err(|_| {
+                Fail::from(doc.fault(
+                    field,
+                    "expected well-formed Unicode text, found a string with a lone surrogate",
+                ))
+            })?;
+            f(&text)
+        }
     }
-    let len = js.utf16_len()?;
-    let units = js.into_utf16()?;
-    // The buffer carries a trailing NUL terminator: take the string's own
-    // length.
-    let text = units.as_slice().get(..len).unwrap_or_default();
-    String::from_utf16(text).map_err(|_| {
-        doc.fault(
-            field,
-            "expected well-formed Unicode text, found a string with a lone surrogate",
+}
+
+thread_local! {
+    /// The UTF-8 text of the string being read (kept: no allocation per
+    /// call). Strings above `KEEP_MAX` bytes do not stay.
+    static UTF8: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+const KEEP_MAX: usize = 64 * 1024;
+
+/// Runs `f` on the UTF-8 text of `js` read into `buf`; gives `f` back
+/// (`Err`) when the text holds a U+FFFD, which needs the UTF-16 reading.
+fn utf8_with<T, F: FnOnce(&str) -> Res<T>>(
+    js: JsString<'_>,
+    buf: &mut Vec<u8>,
+    field: &str,
+    doc: Document,
+    f: F,
+) -> Result<Res<T>, F> {
+    let text = match read_utf8(js, buf) {
+        Ok(ascii) => std::str::from_utf8(buf).map(|t| (t, ascii)).map_err(|_| {
+            Fail::from(doc.fault(
+                field,
+                "expected UTF-8 text from Node-API, found invalid bytes",
+            ))
+        }),
+        Err(e) => Err(e),
+    };
+    let out = match text {
+        // ASCII text (as many bytes as UTF-16 units) has no U+FFFD; in any
+        // other, the byte search first: 0xEF (the lead byte of U+FFFD) is
+        // rare, and the slice search is word-at-a-time where
+        // `contains(char)` is not.
+        Ok((t, false)) if t.as_bytes().contains(&0xEF) && t.contains('\u{FFFD}') => {
+            return Err(f);
+        }
+        Ok((t, _)) => f(t),
+        Err(e) => Err(e),
+    };
+    if buf.capacity() > KEEP_MAX {
+        *buf = Vec::new();
+    }
+    Ok(out)
+}
+
+/// The text of a JS string as UTF-8 in `buf`, in one pass; whether it is
+/// ASCII (one byte per UTF-16 unit).
+// napi-rs's `JsString::into_utf8` asks Node for the UTF-8 length first (a
+// pass over the string, `String::Utf8Length`) and then allocates a zeroed
+// buffer of that size for the copy: ~0.7k instructions of the ~2k that
+// reading a policy document took. No UTF-16 code unit takes more than 3
+// UTF-8 bytes, so 3 × the UTF-16 length (known without a pass) always
+// holds the text; Node writes it in one pass.
+#[allow(unsafe_code)]
+fn read_utf8(js: JsString<'_>, buf: &mut Vec<u8>) -> Res<bool> {
+    let units = js.utf16_len()?;
+    let Some(cap) = units.checked_mul(3).and_then(|n| n.checked_add(1)) else {
+        return Err(Fail::Napi(napi::Error::from_reason("string too long")));
+    };
+    buf.clear();
+    buf.resize(cap, 0);
+    let raw = js.value();
+    let mut written: usize = 0;
+    // SAFETY: `raw` is the string argument of the running call, so `env`
+    // and `value` are valid for its duration; `buf` is initialised and
+    // `cap` bytes long, and Node writes at most `cap` bytes into it (the
+    // text, at most `cap - 1` bytes, then a NUL) and the text's length
+    // into `written`. Nothing else holds `buf`.
+    let status = unsafe {
+        napi::sys::napi_get_value_string_utf8(
+            raw.env,
+            raw.value,
+            buf.as_mut_ptr().cast(),
+            cap,
+            &raw mut written,
         )
-        .into()
-    })
+    };
+    if status != napi::sys::Status::napi_ok {
+        return Err(Fail::Napi(napi::Error::new(
+            napi::Status::from(status),
+            "reading a string as UTF-8 failed",
+        )));
+    }
+    buf.truncate(written);
+    Ok(written == units)
 }
 
 /// An array of strings (`field[i]` names a bad element).

@@ -6,15 +6,20 @@
 //! ([`convert`]), calls the core, and maps the answer or the error. The
 //! public surface is `bindings-wasm/ojs-retry.d.ts` (plus the batch call
 //! `RetryPolicy#delays`); errors are JS `Error`s carrying `code`, `field` and
-//! `faults`.
+//! `faults`. `RetryState` and `Reservation` are napi-rs classes;
+//! `RetryPolicy` is a JS class in the loader over the `policy*` functions
+//! below, holding a handle to a policy in this thread's table ([`slab`]).
 
 mod convert;
+mod slab;
+
+use std::rc::Rc;
 
 use napi::bindgen_prelude::{
-    ClassInstance, Either, Either3, Env, Float64Array, Float64ArraySlice, JsObjectValue, JsValue,
-    Null, Object, ToNapiValue, Uint32ArraySlice, Unknown,
+    Either, Either3, Env, Float64Array, Float64ArraySlice, JsObjectValue, JsValue, Null, Object,
+    ToNapiValue, Uint32ArraySlice, Unknown,
 };
-use napi::{Result, ValueType};
+use napi::{JsString, Result, ValueType};
 use napi_derive::napi;
 use ojs_retry::{
     Action, Decision, Failure, HandlerCode, Heartbeat, JitterSource, JobError, Layer,
@@ -26,7 +31,8 @@ use serde_json::Value;
 use ojs_retry::args::{Document, Jitter};
 
 use crate::convert::{
-    Res, arg, doc_string, jitter, now_or_clock, num, string, strings, throw, type_name, uint,
+    Fail, Res, arg, doc_string, jitter, now_or_clock, num, string, strings, throw, type_name, uint,
+    with_doc_str, with_js_str,
 };
 
 /// Runs `f` and turns a [`Fail`] into the JS error to throw.
@@ -222,6 +228,12 @@ fn json_text_to_js<'e>(env: &'e Env, text: &str, ordered_depth: usize) -> Result
 }
 
 // ---------------------------------------------------------------- RetryPolicy
+//
+// `RetryPolicy` is a JS class in the loader (`index.js`) that holds a
+// handle to a policy stored in this thread's table (`slab`); these free
+// functions are its constructor, factories, getters and methods, each
+// taking the handle first. Not part of the public surface: the loader
+// exports only the class.
 
 /// A `Float64Array` argument the addon writes into during the call.
 // An alias because napi-derive reads a written-out `&mut T` argument as a
@@ -231,330 +243,404 @@ fn json_text_to_js<'e>(env: &'e Env, text: &str, ordered_depth: usize) -> Result
 // the slice is alive, so nothing can detach or write the buffer.
 type ScratchF64<'a> = &'a mut [f64];
 
-/// An immutable, validated, effective retry policy.
-// The Rust names equal the JS names: napi-derive-backend 3.0 looks a class
-// up by its Rust name when checking `instanceof` for `&Class` arguments.
-#[napi]
-pub struct RetryPolicy {
-    inner: CorePolicy,
+/// The error for a handle that names no policy of this thread: released,
+/// from another thread, or made up (only the hidden exports can be given
+/// one; the loader passes the handles of live objects).
+fn unknown_handle() -> Fail {
+    arg(
+        "policy",
+        "expected a live RetryPolicy, found a released or unknown policy handle",
+    )
 }
 
-#[napi]
-impl RetryPolicy {
-    /// A partial document (object or JSON text) merged over the defaults.
-    #[napi(constructor)]
-    pub fn new(env: Env, policy: Unknown<'_>) -> Result<Self> {
-        run(&env, || {
-            let inner = match given(policy)? {
-                None => CorePolicy::default(),
-                Some(p) => policy_from_layers(vec![layer(p, 0, 1)?])?,
-            };
-            Ok(Self { inner })
-        })
-    }
+/// The policy of `handle`, kept alive while JS runs (argument getters).
+fn policy(handle: f64) -> Res<Rc<CorePolicy>> {
+    slab::get(handle).ok_or_else(unknown_handle)
+}
 
-    /// Layers merged in order; the JS loader exposes it as the variadic
-    /// `RetryPolicy.merge(...layers)`.
-    #[napi(factory, js_name = "mergeLayers")]
-    pub fn merge_layers(env: Env, layers: Unknown<'_>) -> Result<Self> {
-        run(&env, || {
-            let t = layers.get_type()?;
-            if t != ValueType::Object || !layers.is_array()? {
-                return Err(arg(
-                    "layers",
-                    format!("expected an array of layers, found {}", type_name(t)),
-                ));
+/// `f` on the policy of `handle`, for getters (`f` never calls into JS).
+fn read<T>(env: &Env, handle: f64, f: impl FnOnce(&CorePolicy) -> T) -> Result<T> {
+    slab::with(handle, f).ok_or_else(|| throw(env, unknown_handle()))
+}
+
+/// Stores a new policy in this thread's table: its handle.
+fn store(p: CorePolicy) -> Res<f64> {
+    slab::insert(p).map_err(|e| {
+        Fail::Napi(napi::Error::from_reason(match e {
+            slab::InsertError::Full => {
+                "ojs-retry: this thread holds 16777216 live RetryPolicy objects, the most it can address"
             }
-            let arr = layers.coerce_to_object()?;
-            let n = arr.get_array_length()?;
-            let count = usize::try_from(n).unwrap_or(usize::MAX);
-            let mut out = Vec::with_capacity(count);
-            for i in 0..n {
-                let item: Unknown<'_> = arr.get_element(i)?;
-                out.push(layer(
-                    item,
-                    usize::try_from(i).unwrap_or(usize::MAX),
-                    count,
-                )?);
-            }
-            Ok(Self {
-                inner: policy_from_layers(out)?,
-            })
-        })
-    }
+            slab::InsertError::Busy => "ojs-retry: internal: the policy table is in use",
+        }))
+    })
+}
 
-    /// A preset: `system`'s own retry configuration (an object in that
-    /// system's vocabulary), evaluated exactly as that system does.
-    #[napi(factory)]
-    pub fn preset(env: Env, system: Unknown<'_>, config: Unknown<'_>) -> Result<Self> {
-        run(&env, || {
-            let system = string(system, "system")?;
-            let config = match given(config)? {
-                Some(c) => convert::to_json(c, "preset", Document::Policy)?,
-                None => Value::Object(serde_json::Map::new()),
-            };
-            Ok(Self {
-                inner: CorePolicy::preset_value(&system, &config)?,
-            })
-        })
-    }
-
-    /// The preset's system name, or `null` for a plain OJS policy.
-    #[napi(getter)]
-    pub fn preset_system(&self) -> Option<String> {
-        self.inner.preset_system().map(ToOwned::to_owned)
-    }
-
-    /// `max_attempts`.
-    #[napi(getter)]
-    pub fn max_attempts(&self) -> f64 {
-        num(self.inner.max_attempts())
-    }
-    /// `initial_interval` in ms.
-    #[napi(getter)]
-    pub fn initial_interval_ms(&self) -> f64 {
-        num(self.inner.initial_interval_ms())
-    }
-    /// `backoff_coefficient`.
-    #[napi(getter)]
-    pub fn backoff_coefficient(&self) -> f64 {
-        self.inner.backoff_coefficient()
-    }
-    /// `max_interval` in ms.
-    #[napi(getter)]
-    pub fn max_interval_ms(&self) -> f64 {
-        num(self.inner.max_interval_ms())
-    }
-    /// `jitter`.
-    #[napi(getter)]
-    pub fn jitter(&self) -> bool {
-        self.inner.jitter()
-    }
-    /// `non_retryable_errors`.
-    #[napi(getter)]
-    pub fn non_retryable_errors(&self) -> Vec<String> {
-        self.inner.non_retryable_errors().to_vec()
-    }
-    /// `on_exhaustion`.
-    #[napi(getter)]
-    pub fn on_exhaustion(&self) -> &'static str {
-        self.inner.on_exhaustion().as_str()
-    }
-    /// The backoff strategy.
-    #[napi(getter)]
-    pub fn backoff_strategy(&self) -> &'static str {
-        self.inner.strategy().as_str()
-    }
-    /// `max(max_attempts, 1) − 1`.
-    #[napi(getter)]
-    pub fn max_retries(&self) -> f64 {
-        num(self.inner.max_retries())
-    }
-
-    /// The canonical effective policy as an object.
-    #[napi(js_name = "toJSON")]
-    pub fn to_json<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
-        json_text_to_js(env, &self.inner.to_json(), 1)
-    }
-
-    /// The canonical effective policy as compact JSON text.
-    #[napi(js_name = "toString")]
-    pub fn to_json_string(&self) -> String {
-        self.inner.to_json()
-    }
-
-    /// The delay in ms before retry `retryNumber`. `jitter` may be a plain
-    /// number `u` (the same as `{ u }`).
-    // `Either<f64, _>`: napi-rs reads a number with one type check and one
-    // read, where `Unknown` took a coercion and an object lookup per
-    // property; this is the hot call of the API.
-    #[napi]
-    pub fn delay(
-        &self,
-        env: Env,
-        retry_number: Either<f64, Unknown<'_>>,
-        jitter: Either<f64, Unknown<'_>>,
-    ) -> Result<f64> {
-        run(&env, || {
-            let n = match retry_number {
-                Either::A(x) => convert::uint_from_f64(x, "retry_number")?,
-                Either::B(v) => uint(v, "retry_number")?,
-            };
-            let d = match jitter {
-                Either::A(u) => self.inner.delay(n, JitterSource::Uniform(u))?,
-                Either::B(v) => {
-                    let j = convert::jitter(Some(v))?;
-                    self.inner.delay(n, source(j.as_ref()))?
-                }
-            };
-            Ok(num(d))
-        })
-    }
-
-    /// `delay(n, u)` for two plain numbers: the delay, or `-1` for any
-    /// invalid argument. The loader (`index.js`) calls it when both
-    /// arguments are numbers and, on `-1`, calls [`RetryPolicy::delay`],
-    /// which reports the error. Hidden from the public types.
-    // Typed `f64` arguments and result: napi-rs reads each with one
-    // `napi_get_value_double`, where `Either` / `Unknown` cost a type check
-    // each and `Result` a branch on the way out; this is what brings the call
-    // within a few ns of a no-op method of the same shape (bench/RESULTS.md).
-    #[napi(js_name = "__delayU")]
-    pub fn delay_u(&self, retry_number: f64, u: f64) -> f64 {
-        self.fast_delay(retry_number, JitterSource::Uniform(u))
-    }
-
-    /// `delay(n, { seed })` for a number seed, as [`RetryPolicy::delay_u`].
-    #[napi(js_name = "__delayS")]
-    pub fn delay_s(&self, retry_number: f64, seed: f64) -> f64 {
-        match ojs_retry::args::uint_from_f64("seed", seed) {
-            Ok(s) => self.fast_delay(retry_number, JitterSource::Seed(s)),
-            Err(_) => -1.0,
-        }
-    }
-
-    /// `delays(numbers, { u } | { seed })` in place, in one `Float64Array`
-    /// the loader reuses: `[seeded (0 | 1), u or seed, len, n_1 … n_len]`;
-    /// the delays replace `n_1 … n_len`. Returns `-1` (the buffer then holds
-    /// a mix) for any invalid argument; the loader then calls
-    /// [`RetryPolicy::delays`], which reports the error. Hidden from the
-    /// public types.
-    // One typed-array argument written in place: no result array to create
-    // (a new `Float64Array` is an external buffer with a finalizer), no
-    // per-element Node-API call, nothing allocated; the header rides in the
-    // buffer because each further argument is another Node-API call.
-    #[napi(js_name = "__delaysInPlace")]
-    pub fn delays_in_place(&self, buf: ScratchF64<'_>) -> f64 {
-        let Some(([seeded, x, len], slots)) = buf.split_first_chunk_mut::<3>() else {
-            return -1.0;
+/// `new RetryPolicy(policy?)`: a partial document (object or JSON text)
+/// merged over the defaults; its handle.
+#[napi(js_name = "policyNew")]
+pub fn policy_new(env: Env, policy: Unknown<'_>) -> Result<f64> {
+    run(&env, || {
+        let t = policy.get_type()?;
+        let p = match t {
+            ValueType::Undefined => CorePolicy::default(),
+            // The one-layer form of `from_layers`, without the layer list.
+            ValueType::String => with_doc_str(policy, "", Document::Policy, |text| {
+                Ok(CorePolicy::from_json(text)?)
+            })?,
+            _ => policy_from_layers(vec![layer(policy, 0, 1)?])?,
         };
-        let src = if *seeded == 0.0 {
-            JitterSource::Uniform(*x)
-        } else {
-            match ojs_retry::args::uint_from_f64("seed", *x) {
-                Ok(s) => JitterSource::Seed(s),
-                Err(_) => return -1.0,
-            }
-        };
-        let len = ojs_retry::args::uint_from_f64("len", *len).ok();
-        let Some(slots) = len
-            .and_then(|n| usize::try_from(n).ok())
-            .and_then(|n| slots.get_mut(..n))
-        else {
-            return -1.0;
-        };
-        for slot in slots {
-            let d = self.fast_delay(*slot, src);
-            if d < 0.0 {
-                return -1.0;
-            }
-            *slot = d;
-        }
-        0.0
-    }
+        store(p)
+    })
+}
 
-    /// The delay of retry `n` (a JS number), or `-1` for any invalid input.
-    #[inline]
-    fn fast_delay(&self, retry_number: f64, src: JitterSource<'_>) -> f64 {
-        ojs_retry::args::uint_from_f64("retry_number", retry_number)
-            .and_then(|n| self.inner.delay(n, src))
-            .map_or(-1.0, num)
-    }
-
-    /// The delays for many retry numbers in one call (one boundary crossing),
-    /// as a `Float64Array`: one copy, where a JS array costs a Node-API call
-    /// per element. The loader (`index.js`) hands callers a plain array.
-    #[napi]
-    pub fn delays(
-        &self,
-        env: Env,
-        retry_numbers: Either3<Uint32ArraySlice<'_>, Float64ArraySlice<'_>, Unknown<'_>>,
-        jitter: Unknown<'_>,
-    ) -> Result<Float64Array> {
-        run(&env, || {
-            let j = convert::jitter(Some(jitter))?;
-            let src = source(j.as_ref());
-            let field = |i: usize| move || format!("retry_numbers[{i}]");
-            // The error of entry `i` names it; nothing is formatted on success.
-            let one = |i: usize, n: Res<u64>| -> Res<f64> {
-                let n = n.map_err(|f| convert::refield(f, field(i)))?;
-                match self.inner.delay(n, src) {
-                    Ok(d) => Ok(num(d)),
-                    Err(e) if e.field() == "retry_number" => {
-                        Err(convert::refield(e.into(), field(i)))
-                    }
-                    Err(e) => Err(e.into()),
-                }
-            };
-            match retry_numbers {
-                Either3::A(u32s) => u32s
-                    .iter()
-                    .enumerate()
-                    .map(|(i, n)| one(i, Ok(u64::from(*n))))
-                    .collect(),
-                Either3::B(f64s) => f64s
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| one(i, convert::uint_from_f64(*x, "retry_number")))
-                    .collect(),
-                Either3::C(v) => {
-                    let t = v.get_type()?;
-                    if t != ValueType::Object || !v.is_array()? {
-                        return Err(arg(
-                            "retry_numbers",
-                            format!(
-                                "expected an array, Uint32Array or Float64Array of retry numbers, found {}",
-                                type_name(t)
-                            ),
-                        ));
-                    }
-                    let arr = v.coerce_to_object()?;
-                    let len = arr.get_array_length()?;
-                    let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-                    for i in 0..len {
-                        let i_us = usize::try_from(i).unwrap_or(usize::MAX);
-                        let item: Unknown<'_> = arr.get_element(i)?;
-                        out.push(one(i_us, uint(item, "retry_number"))?);
-                    }
-                    Ok(out)
-                }
-            }
-        })
-        .map(Float64Array::new)
-    }
-
-    /// Retries `1..count`: raw, capped, bounds, and the drawn delay when a
-    /// jitter source is given.
-    #[napi]
-    pub fn schedule<'e>(
-        &self,
-        env: &'e Env,
-        count: Unknown<'_>,
-        jitter: Unknown<'_>,
-    ) -> Result<Vec<Object<'e>>> {
-        let rows = run(env, || {
-            let count = uint(count, "count")?;
-            let j = convert::jitter(Some(jitter))?;
-            Ok(self.inner.schedule(count, j.as_ref().map(Jitter::source))?)
+/// `new RetryPolicy(text)`: [`policy_new`] for a string, which the loader
+/// has checked (`typeof text === 'string'`): no type check, no coercion.
+#[napi(js_name = "policyFromText")]
+pub fn policy_from_text(env: Env, text: JsString<'_>) -> Result<f64> {
+    run(&env, || {
+        let p = with_js_str(text, "", Document::Policy, |text| {
+            Ok(CorePolicy::from_json(text)?)
         })?;
-        rows.iter().map(|r| row_object(env, r)).collect()
-    }
+        store(p)
+    })
+}
 
-    /// Retry, discard or dead-letter after a failure.
-    #[napi]
-    pub fn decide<'e>(
-        &self,
-        env: &'e Env,
-        failure: Unknown<'_>,
-        options: Unknown<'_>,
-    ) -> Result<Object<'e>> {
-        let d = run(env, || {
-            let f = failure_input(failure)?;
-            let (now, j) = decide_options(options)?;
-            Ok(self.inner.decide(&f, now, source(j.as_ref()))?)
-        })?;
-        decision_object(env, &d)
+/// `RetryPolicy.merge(...layers)` (the loader passes the array).
+#[napi(js_name = "policyMerge")]
+pub fn policy_merge(env: Env, layers: Unknown<'_>) -> Result<f64> {
+    run(&env, || {
+        let t = layers.get_type()?;
+        if t != ValueType::Object || !layers.is_array()? {
+            return Err(arg(
+                "layers",
+                format!("expected an array of layers, found {}", type_name(t)),
+            ));
+        }
+        let arr = layers.coerce_to_object()?;
+        let n = arr.get_array_length()?;
+        let count = usize::try_from(n).unwrap_or(usize::MAX);
+        let mut out = Vec::with_capacity(count);
+        for i in 0..n {
+            let item: Unknown<'_> = arr.get_element(i)?;
+            out.push(layer(
+                item,
+                usize::try_from(i).unwrap_or(usize::MAX),
+                count,
+            )?);
+        }
+        store(policy_from_layers(out)?)
+    })
+}
+
+/// `RetryPolicy.preset(system, config?)`: `system`'s own retry
+/// configuration, evaluated exactly as that system does.
+#[napi(js_name = "policyPreset")]
+pub fn policy_preset(env: Env, system: Unknown<'_>, config: Unknown<'_>) -> Result<f64> {
+    run(&env, || {
+        let system = string(system, "system")?;
+        let config = match given(config)? {
+            Some(c) => convert::to_json(c, "preset", Document::Policy)?,
+            None => Value::Object(serde_json::Map::new()),
+        };
+        store(CorePolicy::preset_value(&system, &config)?)
+    })
+}
+
+/// Frees the table entry of a collected `RetryPolicy` (the loader's
+/// `FinalizationRegistry` calls it). Unknown handles are ignored.
+#[napi(js_name = "__release")]
+pub fn release(policy: f64) {
+    slab::release(policy);
+}
+
+/// How many policies this thread's table holds (tests: entries are freed
+/// after GC). Hidden from the public types.
+#[napi(js_name = "__livePolicies")]
+#[allow(clippy::cast_precision_loss)]
+pub fn live_policies() -> f64 {
+    slab::live() as f64
+}
+
+/// Throws the error for a value that is not a `RetryPolicy` where one is
+/// required (an argument, or `this` of a method called on another object).
+#[napi(js_name = "__notAPolicy")]
+pub fn not_a_policy(env: Env, value: Unknown<'_>) -> Result<()> {
+    run(&env, || {
+        Err(arg(
+            "policy",
+            format!(
+                "expected a RetryPolicy instance, found {}",
+                type_name(value.get_type()?)
+            ),
+        ))
+    })
+}
+
+/// The preset's system name, or `null` for a plain OJS policy.
+#[napi(js_name = "policyPresetSystem")]
+pub fn policy_preset_system(env: Env, policy: f64) -> Result<Option<String>> {
+    read(&env, policy, |p| p.preset_system().map(ToOwned::to_owned))
+}
+/// `max_attempts`.
+#[napi(js_name = "policyMaxAttempts")]
+pub fn policy_max_attempts(env: Env, policy: f64) -> Result<f64> {
+    read(&env, policy, |p| num(p.max_attempts()))
+}
+/// `initial_interval` in ms.
+#[napi(js_name = "policyInitialIntervalMs")]
+pub fn policy_initial_interval_ms(env: Env, policy: f64) -> Result<f64> {
+    read(&env, policy, |p| num(p.initial_interval_ms()))
+}
+/// `backoff_coefficient`.
+#[napi(js_name = "policyBackoffCoefficient")]
+pub fn policy_backoff_coefficient(env: Env, policy: f64) -> Result<f64> {
+    read(&env, policy, CorePolicy::backoff_coefficient)
+}
+/// `max_interval` in ms.
+#[napi(js_name = "policyMaxIntervalMs")]
+pub fn policy_max_interval_ms(env: Env, policy: f64) -> Result<f64> {
+    read(&env, policy, |p| num(p.max_interval_ms()))
+}
+/// `jitter`.
+#[napi(js_name = "policyJitter")]
+pub fn policy_jitter(env: Env, policy: f64) -> Result<bool> {
+    read(&env, policy, CorePolicy::jitter)
+}
+/// `non_retryable_errors`.
+#[napi(js_name = "policyNonRetryableErrors")]
+pub fn policy_non_retryable_errors(env: Env, policy: f64) -> Result<Vec<String>> {
+    read(&env, policy, |p| p.non_retryable_errors().to_vec())
+}
+/// `on_exhaustion`.
+#[napi(js_name = "policyOnExhaustion")]
+pub fn policy_on_exhaustion(env: Env, policy: f64) -> Result<&'static str> {
+    read(&env, policy, |p| p.on_exhaustion().as_str())
+}
+/// The backoff strategy.
+#[napi(js_name = "policyBackoffStrategy")]
+pub fn policy_backoff_strategy(env: Env, policy: f64) -> Result<&'static str> {
+    read(&env, policy, |p| p.strategy().as_str())
+}
+/// `max(max_attempts, 1) − 1`.
+#[napi(js_name = "policyMaxRetries")]
+pub fn policy_max_retries(env: Env, policy: f64) -> Result<f64> {
+    read(&env, policy, |p| num(p.max_retries()))
+}
+
+/// The canonical effective policy as an object.
+#[napi(js_name = "policyToJson")]
+pub fn policy_to_json(env: &Env, policy: f64) -> Result<Unknown<'_>> {
+    let text = read(env, policy, CorePolicy::to_json)?;
+    json_text_to_js(env, &text, 1)
+}
+
+/// The canonical effective policy as compact JSON text.
+#[napi(js_name = "policyToString")]
+pub fn policy_to_string(env: Env, policy: f64) -> Result<String> {
+    read(&env, policy, CorePolicy::to_json)
+}
+
+/// `delay(retryNumber, jitter?)`, checking every argument. `jitter` may be
+/// a plain number `u` (the same as `{ u }`).
+// `Either<f64, _>`: napi-rs reads a number with one type check and one
+// read, where `Unknown` took a coercion and an object lookup per property.
+#[napi(js_name = "policyDelay")]
+pub fn policy_delay(
+    env: Env,
+    policy: f64,
+    retry_number: Either<f64, Unknown<'_>>,
+    jitter: Either<f64, Unknown<'_>>,
+) -> Result<f64> {
+    run(&env, || {
+        let p = self::policy(policy)?;
+        let n = match retry_number {
+            Either::A(x) => convert::uint_from_f64(x, "retry_number")?,
+            Either::B(v) => uint(v, "retry_number")?,
+        };
+        let d = match jitter {
+            Either::A(u) => p.delay(n, JitterSource::Uniform(u))?,
+            Either::B(v) => {
+                let j = convert::jitter(Some(v))?;
+                p.delay(n, source(j.as_ref()))?
+            }
+        };
+        Ok(num(d))
+    })
+}
+
+/// `delay(n, u)` for two plain numbers: the delay, or `-1` for any invalid
+/// argument (an unknown handle included). The loader (`index.js`) calls it
+/// when both arguments are numbers and, on `-1`, calls [`policy_delay`],
+/// which reports the error. Hidden from the public types.
+// Typed `f64` arguments and result: napi-rs reads each with one
+// `napi_get_value_double`, where `Either` / `Unknown` cost a type check
+// each and `Env` + `Result` a branch on the way out; this is the hot call
+// of the API (bench/RESULTS.md).
+#[napi(js_name = "__delayU")]
+pub fn delay_u(policy: f64, retry_number: f64, u: f64) -> f64 {
+    slab::with(policy, |p| {
+        fast_delay(p, retry_number, JitterSource::Uniform(u))
+    })
+    .unwrap_or(-1.0)
+}
+
+/// `delay(n, { seed })` for a number seed, as [`delay_u`].
+#[napi(js_name = "__delayS")]
+pub fn delay_s(policy: f64, retry_number: f64, seed: f64) -> f64 {
+    match ojs_retry::args::uint_from_f64("seed", seed) {
+        Ok(s) => slab::with(policy, |p| {
+            fast_delay(p, retry_number, JitterSource::Seed(s))
+        })
+        .unwrap_or(-1.0),
+        Err(_) => -1.0,
     }
+}
+
+/// `delays(numbers, { u } | { seed })` in place, in one `Float64Array` the
+/// loader reuses: `[seeded (0 | 1), u or seed, len, n_1 … n_len]`; the
+/// delays replace `n_1 … n_len`. Returns `-1` (the buffer then holds a mix)
+/// for any invalid argument; the loader then calls [`policy_delays`],
+/// which reports the error. Hidden from the public types.
+// One typed-array argument written in place: no result array to create
+// (a new `Float64Array` is an external buffer with a finalizer), no
+// per-element Node-API call, nothing allocated; the header rides in the
+// buffer because each further argument is another Node-API call.
+#[napi(js_name = "__delaysInPlace")]
+pub fn delays_in_place(policy: f64, buf: ScratchF64<'_>) -> f64 {
+    slab::with(policy, |p| delays_into(p, buf)).unwrap_or(-1.0)
+}
+
+fn delays_into(p: &CorePolicy, buf: &mut [f64]) -> f64 {
+    let Some(([seeded, x, len], slots)) = buf.split_first_chunk_mut::<3>() else {
+        return -1.0;
+    };
+    let src = if *seeded == 0.0 {
+        JitterSource::Uniform(*x)
+    } else {
+        match ojs_retry::args::uint_from_f64("seed", *x) {
+            Ok(s) => JitterSource::Seed(s),
+            Err(_) => return -1.0,
+        }
+    };
+    let len = ojs_retry::args::uint_from_f64("len", *len).ok();
+    let Some(slots) = len
+        .and_then(|n| usize::try_from(n).ok())
+        .and_then(|n| slots.get_mut(..n))
+    else {
+        return -1.0;
+    };
+    for slot in slots {
+        let d = fast_delay(p, *slot, src);
+        if d < 0.0 {
+            return -1.0;
+        }
+        *slot = d;
+    }
+    0.0
+}
+
+/// The delay of retry `n` (a JS number), or `-1` for any invalid input.
+#[inline]
+fn fast_delay(p: &CorePolicy, retry_number: f64, src: JitterSource<'_>) -> f64 {
+    ojs_retry::args::uint_from_f64("retry_number", retry_number)
+        .and_then(|n| p.delay(n, src))
+        .map_or(-1.0, num)
+}
+
+/// The delays for many retry numbers in one call (one boundary crossing),
+/// as a `Float64Array`: one copy, where a JS array costs a Node-API call
+/// per element. The loader (`index.js`) hands callers a plain array.
+#[napi(js_name = "policyDelays")]
+pub fn policy_delays(
+    env: Env,
+    policy: f64,
+    retry_numbers: Either3<Uint32ArraySlice<'_>, Float64ArraySlice<'_>, Unknown<'_>>,
+    jitter: Unknown<'_>,
+) -> Result<Float64Array> {
+    run(&env, || {
+        let p = self::policy(policy)?;
+        let j = convert::jitter(Some(jitter))?;
+        let src = source(j.as_ref());
+        let field = |i: usize| move || format!("retry_numbers[{i}]");
+        // The error of entry `i` names it; nothing is formatted on success.
+        let one = |i: usize, n: Res<u64>| -> Res<f64> {
+            let n = n.map_err(|f| convert::refield(f, field(i)))?;
+            match p.delay(n, src) {
+                Ok(d) => Ok(num(d)),
+                Err(e) if e.field() == "retry_number" => Err(convert::refield(e.into(), field(i))),
+                Err(e) => Err(e.into()),
+            }
+        };
+        match retry_numbers {
+            Either3::A(u32s) => u32s
+                .iter()
+                .enumerate()
+                .map(|(i, n)| one(i, Ok(u64::from(*n))))
+                .collect(),
+            Either3::B(f64s) => f64s
+                .iter()
+                .enumerate()
+                .map(|(i, x)| one(i, convert::uint_from_f64(*x, "retry_number")))
+                .collect(),
+            Either3::C(v) => {
+                let t = v.get_type()?;
+                if t != ValueType::Object || !v.is_array()? {
+                    return Err(arg(
+                        "retry_numbers",
+                        format!(
+                            "expected an array, Uint32Array or Float64Array of retry numbers, found {}",
+                            type_name(t)
+                        ),
+                    ));
+                }
+                let arr = v.coerce_to_object()?;
+                let len = arr.get_array_length()?;
+                let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+                for i in 0..len {
+                    let i_us = usize::try_from(i).unwrap_or(usize::MAX);
+                    let item: Unknown<'_> = arr.get_element(i)?;
+                    out.push(one(i_us, uint(item, "retry_number"))?);
+                }
+                Ok(out)
+            }
+        }
+    })
+    .map(Float64Array::new)
+}
+
+/// Retries `1..count`: raw, capped, bounds, and the drawn delay when a
+/// jitter source is given.
+#[napi(js_name = "policySchedule")]
+pub fn policy_schedule<'e>(
+    env: &'e Env,
+    policy: f64,
+    count: Unknown<'_>,
+    jitter: Unknown<'_>,
+) -> Result<Vec<Object<'e>>> {
+    let rows = run(env, || {
+        let p = self::policy(policy)?;
+        let count = uint(count, "count")?;
+        let j = convert::jitter(Some(jitter))?;
+        Ok(p.schedule(count, j.as_ref().map(Jitter::source))?)
+    })?;
+    rows.iter().map(|r| row_object(env, r)).collect()
+}
+
+/// Retry, discard or dead-letter after a failure.
+#[napi(js_name = "policyDecide")]
+pub fn policy_decide<'e>(
+    env: &'e Env,
+    policy: f64,
+    failure: Unknown<'_>,
+    options: Unknown<'_>,
+) -> Result<Object<'e>> {
+    let d = run(env, || {
+        let p = self::policy(policy)?;
+        let f = failure_input(failure)?;
+        let (now, j) = decide_options(options)?;
+        Ok(p.decide(&f, now, source(j.as_ref()))?)
+    })?;
+    decision_object(env, &d)
 }
 
 // ----------------------------------------------------------------- RetryState
@@ -563,21 +649,6 @@ impl RetryPolicy {
 #[napi]
 pub struct RetryState {
     inner: CoreState,
-}
-
-fn policy_arg<'a>(
-    p: Either<ClassInstance<'a, RetryPolicy>, Unknown<'a>>,
-) -> Res<ClassInstance<'a, RetryPolicy>> {
-    match p {
-        Either::A(p) => Ok(p),
-        Either::B(v) => Err(arg(
-            "policy",
-            format!(
-                "expected a RetryPolicy instance, found {}",
-                type_name(v.get_type()?)
-            ),
-        )),
-    }
 }
 
 #[napi]
@@ -599,7 +670,9 @@ impl RetryState {
         run(&env, || {
             let limit = history_limit(options)?;
             let inner = if state.get_type()? == ValueType::String {
-                CoreState::from_json(&doc_string(state, "", Document::State)?, limit)?
+                with_doc_str(state, "", Document::State, |text| {
+                    Ok(CoreState::from_json(text, limit)?)
+                })?
             } else {
                 CoreState::from_value(&convert::to_json(state, "", Document::State)?, limit)?
             };
@@ -630,40 +703,39 @@ impl RetryState {
         n
     }
 
-    /// Records a handler failure of the current attempt.
+    /// Records a handler failure of the current attempt. `policy` is the
+    /// handle of a `RetryPolicy`: the loader wraps this method and passes
+    /// it (or reports a value that is not a policy).
     #[napi]
     pub fn record_failure<'e>(
         &mut self,
         env: &'e Env,
-        policy: Either<ClassInstance<'_, RetryPolicy>, Unknown<'_>>,
+        policy: f64,
         error: Unknown<'_>,
         options: Unknown<'_>,
     ) -> Result<Object<'e>> {
         let d = run(env, || {
-            let p = policy_arg(policy)?;
+            let p = self::policy(policy)?;
             let e = job_error(error)?;
             let (now, j) = decide_options(options)?;
-            Ok(self
-                .inner
-                .record_failure(&p.inner, &e, now, source(j.as_ref()))?)
+            Ok(self.inner.record_failure(&p, &e, now, source(j.as_ref()))?)
         })?;
         decision_object(env, &d)
     }
 
-    /// Records that the current attempt's reservation expired.
+    /// Records that the current attempt's reservation expired (`policy`:
+    /// a handle, as in [`RetryState::record_failure`]).
     #[napi]
     pub fn record_timeout<'e>(
         &mut self,
         env: &'e Env,
-        policy: Either<ClassInstance<'_, RetryPolicy>, Unknown<'_>>,
+        policy: f64,
         options: Unknown<'_>,
     ) -> Result<Object<'e>> {
         let d = run(env, || {
-            let p = policy_arg(policy)?;
+            let p = self::policy(policy)?;
             let (now, j) = decide_options(options)?;
-            Ok(self
-                .inner
-                .record_timeout(&p.inner, now, source(j.as_ref()))?)
+            Ok(self.inner.record_timeout(&p, now, source(j.as_ref()))?)
         })?;
         decision_object(env, &d)
     }

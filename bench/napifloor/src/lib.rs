@@ -7,13 +7,25 @@
 //!   `RetryPolicy#delay(retryNumber, u)`: unwraps `this`, reads two numbers,
 //!   returns a number;
 //! * `new Floor()` — what creating (and collecting) any napi-rs class
-//!   instance costs, the floor under `new RetryPolicy(text)`.
+//!   instance costs (what `new RetryPolicy(text)` paid before policies
+//!   became handles);
+//! * `delayH(h, n, u)` — a free function with the shape of the addon's
+//!   `__delayU(handle, retryNumber, u)`, which `RetryPolicy#delay(n, u)`
+//!   calls since policies are JS objects holding a handle.
 
 use napi_derive::napi;
 
 /// Does nothing.
 #[napi]
 pub fn noop() {}
+
+/// Returns `n` (napi-rs reads all three arguments). Not `h + n`: a result
+/// above 2^31 costs V8 a heap number, which a delay in ms does not.
+#[napi(js_name = "delayH")]
+pub fn delay_h(h: f64, n: f64, u: f64) -> f64 {
+    let _ = (h, u);
+    n
+}
 
 /// A class whose method has the shape of `RetryPolicy#delay`.
 #[napi]
