@@ -529,12 +529,15 @@ fn delays_into(p: &CorePolicy, buf: &mut [f64]) -> f64 {
     else {
         return -1.0;
     };
+    // The source's work once for the batch (a key hashed once).
+    let Ok(delays) = p.delays_with(src) else {
+        return -1.0;
+    };
     for slot in slots {
-        let d = fast_delay(p, *slot, src);
-        if d < 0.0 {
-            return -1.0;
+        match ojs_retry::args::uint_from_f64("retry_number", *slot).and_then(|n| delays.delay(n)) {
+            Ok(d) => *slot = num(d),
+            Err(_) => return -1.0,
         }
-        *slot = d;
     }
     0.0
 }

@@ -491,12 +491,15 @@ pub fn delays_fast(handle: f64, kind: u32, jitter: f64, len: f64) -> f64 {
         return -1.0;
     };
     registry::with(handle, |p| {
+        // The source's work once for the batch.
+        let Ok(delays) = p.delays_with(src) else {
+            return -1.0;
+        };
         for slot in slots {
-            let d = fast_delay(p, *slot, src);
-            if d < 0.0 {
-                return -1.0;
+            match fast_uint(*slot).map(|n| delays.delay(n)) {
+                Some(Ok(d)) => *slot = num(d),
+                _ => return -1.0,
             }
-            *slot = d;
         }
         0.0
     })

@@ -94,7 +94,7 @@ pub use duration::{MAX_MS, format_duration, parse_duration};
 pub use error::{Error, ErrorCode, Fault};
 pub use jitter::{JitterSource, Sample};
 pub use matching::{first_match, matches};
-pub use policy::{Layer, MAX_SCHEDULE_ROWS, OnExhaustion, PartialPolicy, RetryPolicy};
+pub use policy::{Delays, Layer, MAX_SCHEDULE_ROWS, OnExhaustion, PartialPolicy, RetryPolicy};
 pub use presets::SYSTEMS as PRESET_SYSTEMS;
 pub use reservation::{Heartbeat, Reservation};
 pub use state::{ErrorRecord, JobError, RetryState};

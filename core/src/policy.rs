@@ -738,6 +738,43 @@ impl RetryPolicy {
         self.delay_for(retry_number, &jitter)
     }
 
+    /// Several delays with one jitter source, for batches: the source is
+    /// checked, and a key hashed, once; then [`Delays::delay`] gives each
+    /// retry's delay, equal to [`RetryPolicy::delay`] with that source.
+    ///
+    /// # Errors
+    ///
+    /// `validation.invalid_argument`, field `"u"`, for an explicit sample
+    /// outside `[0, 1)` — here, before any retry number is looked at (a
+    /// single [`RetryPolicy::delay`] checks the retry number first).
+    ///
+    /// ```
+    /// use ojs_retry::{RetryPolicy, JitterSource};
+    /// let p = RetryPolicy::from_json(r#"{"initial_interval": "PT1S"}"#).unwrap();
+    /// let d = p.delays_with(JitterSource::Key("job-8f3a")).unwrap();
+    /// for n in 1..=25 {
+    ///     assert_eq!(d.delay(n).unwrap(), p.delay(n, JitterSource::Key("job-8f3a")).unwrap());
+    /// }
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
+    pub fn delays_with<'p>(&'p self, jitter: JitterSource<'p>) -> Result<Delays<'p>, Error> {
+        let draw = if self.preset.is_some() {
+            Draw::Each(jitter)
+        } else if !self.backoff.uses_sample() {
+            jitter.check()?;
+            Draw::Fixed(Sample::MIN)
+        } else {
+            match jitter {
+                JitterSource::Uniform(u) => Draw::Fixed(Sample::from_unit(u)?),
+                JitterSource::Seed(seed) => Draw::Stream(seed),
+                JitterSource::Key(key) => Draw::Stream(crate::jitter::fnv1a64(key.as_bytes())),
+                #[cfg(feature = "std")]
+                JitterSource::Entropy => Draw::Each(jitter),
+            }
+        };
+        Ok(Delays { policy: self, draw })
+    }
+
     /// The delay of retry `n` (already checked), from the preset's formula
     /// when there is one.
     #[inline]
@@ -803,6 +840,55 @@ impl RetryPolicy {
         } else {
             jitter.check().map(|()| Sample::MIN)
         }
+    }
+}
+
+/// Delays of one policy with one jitter source
+/// ([`RetryPolicy::delays_with`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Delays<'p> {
+    policy: &'p RetryPolicy,
+    draw: Draw<'p>,
+}
+
+/// Where each retry's sample comes from, with the per-source work done.
+#[derive(Debug, Clone, Copy)]
+enum Draw<'p> {
+    /// The same sample for every retry (an explicit `u`, or no jitter).
+    Fixed(Sample),
+    /// SplitMix64 from this seed (a seed, or a key's hash).
+    Stream(u64),
+    /// The source itself, drawn per retry (presets, OS entropy).
+    Each(JitterSource<'p>),
+}
+
+impl Delays<'_> {
+    /// The delay in ms before retry `retry_number`, as
+    /// [`RetryPolicy::delay`] gives it.
+    ///
+    /// # Errors
+    ///
+    /// `validation.invalid_argument`: field `"retry_number"` outside
+    /// `1..=2^53−1` (or what the source reports when it is drawn per retry).
+    ///
+    /// ```
+    /// use ojs_retry::{RetryPolicy, JitterSource};
+    /// let p = RetryPolicy::from_json(r#"{"jitter": false}"#).unwrap();
+    /// let d = p.delays_with(JitterSource::Seed(1)).unwrap();
+    /// assert_eq!(d.delay(10).unwrap(), 300_000);
+    /// assert!(d.delay(0).is_err());
+    /// ```
+    #[inline]
+    pub fn delay(&self, retry_number: u64) -> Result<u64, Error> {
+        check_retry_number(retry_number)?;
+        let p = self.policy;
+        let sample = match self.draw {
+            Draw::Fixed(s) => s,
+            Draw::Stream(seed) => Sample::from_u64(crate::jitter::splitmix64(seed, retry_number)),
+            Draw::Each(ref j) => return p.delay_for(retry_number, j),
+        };
+        Ok(p.backoff
+            .delay_capped_from(retry_number, sample, p.capped_from))
     }
 }
 

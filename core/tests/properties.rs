@@ -72,6 +72,35 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(2_000))]
 
     #[test]
+    fn delays_with_equals_delay(
+        p in policy(),
+        ns in proptest::collection::vec(prop_oneof![0..=70u64, retry_number(), Just(MAX_MS + 1)], 1..30),
+        u in prop_oneof![unit(), Just(1.0), Just(-0.5), Just(f64::NAN)],
+        seed in any::<u64>(),
+        key in ".{0,12}",
+    ) {
+        // The batch route hoists the source's work: every retry's answer is
+        // the single call's (errors included: same code and field).
+        for source in [JitterSource::Uniform(u), JitterSource::Seed(seed), JitterSource::Key(&key)] {
+            match p.delays_with(source) {
+                Ok(d) => for &n in &ns {
+                    match (d.delay(n), p.delay(n, source)) {
+                        (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+                        (Err(a), Err(b)) => prop_assert_eq!((a.code(), a.field()), (b.code(), b.field())),
+                        (a, b) => prop_assert!(false, "retry {}: {:?} vs {:?}", n, a, b),
+                    }
+                },
+                // Only a bad `u` fails up front, and then every single call
+                // with a valid retry number fails on it too.
+                Err(e) => {
+                    prop_assert_eq!(e.field(), "u");
+                    prop_assert!(p.delay(1, source).is_err());
+                }
+            }
+        }
+    }
+
+    #[test]
     fn delay_within_zero_and_max_interval(p in policy(), n in retry_number(), u in unit()) {
         let d = p.delay(n, JitterSource::Uniform(u)).unwrap();
         prop_assert!(d <= p.max_interval_ms());
