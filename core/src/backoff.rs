@@ -212,10 +212,14 @@ pub(crate) fn to_ms(raw: f64, rounding: Rounding) -> u64 {
 /// represents exactly and `libm::pow` returns exactly it (its error is below
 /// one ulp and no other `f64` is that close); `int_pow_matches_libm` checks
 /// every pair of the domain against `libm::pow`.
-#[inline]
+#[inline(always)]
 fn int_pow(b: f64, e: f64) -> Option<u64> {
-    const DOMAIN: core::ops::RangeInclusive<f64> = 1.0..=1024.0;
-    if !(DOMAIN.contains(&b) && (e == 0.0 || DOMAIN.contains(&e))) {
+    // Comparisons written out (not `RangeInclusive::contains`, and below no
+    // `checked_pow`): at the wasm build's `opt-level = "z"` those stay calls,
+    // and a 64-bit overflow check is a 128-bit multiply routine on wasm32.
+    #[allow(clippy::manual_range_contains)]
+    let in_domain = |x: f64| x >= 1.0 && x <= 1024.0;
+    if !(in_domain(b) && (e == 0.0 || in_domain(e))) {
         return None;
     }
     // In range, so the casts are exact when the values are integral.
@@ -225,7 +229,32 @@ fn int_pow(b: f64, e: f64) -> Option<u64> {
     if bi as f64 != b || f64::from(ei) != e {
         return None;
     }
-    bi.checked_pow(ei).filter(|p| *p <= 1 << 53)
+    if bi == 1 {
+        return Some(1);
+    }
+    // bi ≥ 2: past 2^53 within 53 steps. p ≤ 2^53 and bi ≤ 2^10, so
+    // p · bi ≤ 2^63 never wraps.
+    let mut p: u64 = 1;
+    for _ in 0..ei {
+        p = p.wrapping_mul(bi);
+        if p > 1 << 53 {
+            return None;
+        }
+    }
+    Some(p)
+}
+
+/// `a · b`, `None` on overflow, without a 128-bit multiply when the
+/// operands' bit lengths show it cannot overflow (wasm32 has no 64 × 64 →
+/// 128-bit instruction: `checked_mul` is a library call there).
+#[inline(always)]
+fn mul(a: u64, b: u64) -> Option<u64> {
+    if a.leading_zeros().saturating_add(b.leading_zeros()) >= 64 {
+        // a < 2^(64−lz(a)), b < 2^(64−lz(b)): a · b < 2^64.
+        Some(a.wrapping_mul(b))
+    } else {
+        a.checked_mul(b)
+    }
 }
 
 /// `floor(d · k / 2^53)` exactly (`MAX_MS` if that does not fit a `u64`).
@@ -235,7 +264,7 @@ fn int_pow(b: f64, e: f64) -> Option<u64> {
 /// routine), which was a sixth of a wasm `delay` (profile in
 /// bench/RESULTS.md); here every step is one native `i64` operation.
 /// `scale_matches_u128` checks it against the `u128` product.
-#[inline]
+#[inline(always)]
 fn scale(d: u64, k: u64) -> u64 {
     const LO: u64 = 0xffff_ffff;
     let (dh, dl) = (d >> 32, d & LO);
@@ -291,7 +320,7 @@ impl Backoff {
     /// ([`int_pow`]): the same value as the `f64` route, which computes
     /// `round(I·p + offset)` with every term an integer (exact below 2^53,
     /// and saturated to 2^53 − 1 at or above it either way).
-    #[inline]
+    #[inline(always)]
     fn exact_raw_ms(&self, n: u64) -> Option<u64> {
         #[allow(clippy::cast_precision_loss)] // n ≤ 2^53: exact
         let p = match &self.curve {
@@ -299,7 +328,7 @@ impl Backoff {
             Curve::Polynomial(c) => int_pow(n as f64, *c)?,
             _ => return None,
         };
-        let raw = self.initial_ms.checked_mul(p)?;
+        let raw = mul(self.initial_ms, p)?;
         Some(raw.saturating_add(self.offset_ms).min(MAX_MS))
     }
 
@@ -349,7 +378,7 @@ impl Backoff {
     /// [`Backoff::delay`], skipping the raw value from retry `capped_from`
     /// ([`Backoff::capped_from`]) on, where it is known to be at or above
     /// the cap: with exponential backoff most retries are at the cap.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn delay_capped_from(&self, n: u64, sample: Sample, capped_from: u64) -> u64 {
         let capped = if n >= capped_from {
             self.cap_ms
@@ -423,6 +452,7 @@ impl Backoff {
     }
 
     /// Whether a jitter sample changes anything (so sources need not draw).
+    #[inline(always)]
     pub(crate) fn uses_sample(&self) -> bool {
         self.spread != Spread::None
     }

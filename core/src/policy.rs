@@ -777,7 +777,7 @@ impl RetryPolicy {
 
     /// The delay of retry `n` (already checked), from the preset's formula
     /// when there is one.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn delay_for(&self, n: u64, jitter: &JitterSource<'_>) -> Result<u64, Error> {
         if let Some(p) = &self.preset {
             return p.delay(n, jitter);
@@ -833,7 +833,7 @@ impl RetryPolicy {
     }
 
     /// The sample for retry `n`, drawing only when jitter is on.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn sample(&self, n: u64, jitter: &JitterSource<'_>) -> Result<Sample, Error> {
         if self.backoff.uses_sample() {
             jitter.sample(n)
@@ -892,7 +892,7 @@ impl Delays<'_> {
     }
 }
 
-#[inline]
+#[inline(always)]
 pub(crate) fn check_retry_number(n: u64) -> Result<(), Error> {
     if n == 0 || n > MAX_MS {
         return Err(bad_retry_number(n));
