@@ -138,9 +138,9 @@ pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
         return Err(fail("'P' must be followed by at least one component"));
     }
 
-    // (designator, length, allowed in date part, allowed in time part)
-    let date_units: [(u8, u128); 3] = [(b'Y', YEAR), (b'M', MONTH), (b'D', DAY)];
-    let time_units: [(u8, u128); 3] = [(b'H', HOUR), (b'M', MINUTE), (b'S', SECOND)];
+    // (designator, length in ms): statics, not rebuilt on every call.
+    static DATE_UNITS: [(u8, u128); 3] = [(b'Y', YEAR), (b'M', MONTH), (b'D', DAY)];
+    static TIME_UNITS: [(u8, u128); 3] = [(b'H', HOUR), (b'M', MINUTE), (b'S', SECOND)];
 
     let mut total: u128 = 0;
     let mut in_time = false;
@@ -199,7 +199,7 @@ pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
                 "a number must be followed by a designator (Y, M, D, H, M or S)",
             ));
         };
-        let units: &[(u8, u128)] = if in_time { &time_units } else { &date_units };
+        let units: &[(u8, u128)] = if in_time { &TIME_UNITS } else { &DATE_UNITS };
         let Some(pos) = units
             .iter()
             .skip(next_unit)
@@ -212,7 +212,7 @@ pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
                 "weeks are not supported; use days (7D) instead"
             } else if units.iter().any(|(d, _)| *d == designator) {
                 "components must appear once each, in the order Y M D T H M S"
-            } else if !in_time && time_units.iter().any(|(d, _)| *d == designator) {
+            } else if !in_time && TIME_UNITS.iter().any(|(d, _)| *d == designator) {
                 "hours and seconds must come after 'T'"
             } else {
                 "unexpected character"

@@ -71,7 +71,6 @@ pub mod backoff;
 pub mod decision;
 pub mod duration;
 pub mod error;
-#[cfg_attr(target_family = "wasm", allow(dead_code))]
 mod fast_layer;
 pub mod jitter;
 mod json;
