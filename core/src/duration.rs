@@ -125,6 +125,43 @@ pub(crate) fn format_ms(ms: u64) -> String {
 /// Parses a duration, returning the reason as text on failure so the caller
 /// can attach the right code and field.
 pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
+    match single_time_component(text.as_bytes()) {
+        Some(ms) => Ok(ms),
+        None => parse_any(text),
+    }
+}
+
+/// The usual spelling of a policy's intervals, one whole time component
+/// (`PT15S`, `PT5M`, `PT1H`), read without the general parser's
+/// bookkeeping (policy parsing reads two per document); `None` for
+/// anything else, which [`parse_any`] reads (or rejects) instead. At most
+/// nine digits, so the value (< 10^9 h) is far below [`MAX_MS`].
+fn single_time_component(bytes: &[u8]) -> Option<u64> {
+    let [b'P', b'T', digits @ .., designator] = bytes else {
+        return None;
+    };
+    let unit = match designator {
+        b'H' => 3_600_000,
+        b'M' => 60_000,
+        b'S' => 1_000,
+        _ => return None,
+    };
+    if digits.is_empty() || digits.len() > 9 {
+        return None;
+    }
+    let n = digits.iter().try_fold(0_u64, |n, &d| {
+        d.is_ascii_digit()
+            .then(|| {
+                n.checked_mul(10)?
+                    .checked_add(u64::from(d.wrapping_sub(b'0')))
+            })
+            .flatten()
+    })?;
+    n.checked_mul(unit)
+}
+
+/// [`parse_ms`] for every spelling of the grammar, and every error.
+fn parse_any(text: &str) -> Result<u64, String> {
     let expected =
         "expected an ISO 8601 duration such as \"PT1S\", \"PT0.5S\", \"PT1H30M\" or \"P1D\"";
     let fail = |why: &str| format!("{expected}, found {}: {why}", quote(text));
@@ -291,6 +328,43 @@ fn digits_value(digits: &[u8]) -> Option<u128> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The shortcut reads what the general parser reads.
+        #[test]
+        fn single_time_component_agrees(text in "P?T?[0-9]{0,11}[HMSD.]?[0-9]?[HMS]?") {
+            if let Some(ms) = single_time_component(text.as_bytes()) {
+                prop_assert_eq!(Ok(ms), parse_any(&text), "{}", text);
+            }
+        }
+    }
+
+    #[test]
+    fn single_time_component_takes_the_usual_spellings() {
+        for (text, ms) in [
+            ("PT15S", 15_000),
+            ("PT5M", 300_000),
+            ("PT1H", 3_600_000),
+            ("PT0S", 0),
+            ("PT007M", 420_000),
+            ("PT999999999H", 3_599_999_996_400_000),
+        ] {
+            assert_eq!(single_time_component(text.as_bytes()), Some(ms), "{text}");
+            assert_eq!(parse_any(text), Ok(ms), "{text}");
+        }
+        for text in [
+            "PT1000000000H",
+            "PT1.5S",
+            "PT1H30M",
+            "P1D",
+            "PTS",
+            "PT1s",
+            "pt1S",
+        ] {
+            assert_eq!(single_time_component(text.as_bytes()), None, "{text}");
+        }
+    }
 
     #[test]
     fn accepts_the_spec_table() {
