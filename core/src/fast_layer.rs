@@ -350,12 +350,21 @@ impl<'a> Scanner<'a> {
         if !float {
             return Some(Num::Int(m));
         }
+        // Trailing zeros of a fraction (`4.0`, `2.50`) move into the
+        // exponent, so that a whole number needs no division.
+        while e < 0 && m % 10 == 0 && m != 0 {
+            m /= 10;
+            e = e.checked_add(1)?;
+        }
         // `m` and `10^|e|` (|e| ≤ 22) are doubles exactly, so one operation
         // gives the correctly rounded value of `m · 10^e`.
-        let scale = pow10(e.unsigned_abs())?;
         #[allow(clippy::cast_precision_loss)]
         let m = m as f64;
-        let f = if e >= 0 { m * scale } else { m / scale };
+        let f = match e {
+            0 => m,
+            1.. => m * pow10(e.unsigned_abs())?,
+            _ => m / pow10(e.unsigned_abs())?,
+        };
         Some(Num::Float(f))
     }
 }

@@ -353,6 +353,9 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
+    // Inlined, the policy is built in the caller's result (parsing returned
+    // it through a 152-byte copy otherwise).
+    #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn assemble(
         max_attempts: u64,
@@ -439,11 +442,13 @@ impl RetryPolicy {
     /// ```
     pub fn from_json_layers(texts: &[&str]) -> Result<Self, Error> {
         // Valid documents take the single-pass reader; anything else (and
-        // every error message) comes from the complete one below.
-        if let Some(merged) = Self::fast_merge(texts)
-            && let Ok(policy) = Self::finish(merged, Faults::default())
-        {
-            return Ok(policy);
+        // every error message) comes from the complete one below. Layers
+        // it reads are the complete reader's, fault-free, so what `finish`
+        // makes of them (the policy, or the fault across fields) is what
+        // the complete route ends with too; returned as is, it is built in
+        // place (no copy of the policy through a temporary).
+        if let Some(merged) = Self::fast_merge(texts) {
+            return Self::finish(merged, Faults::default());
         }
         let mut values = Vec::with_capacity(texts.len());
         let mut faults = Faults::default();
@@ -672,7 +677,9 @@ impl RetryPolicy {
                 ),
             );
         }
-        faults.into_error(ErrorCode::RetryPolicyInvalid)?;
+        if !faults.0.is_empty() {
+            faults.into_error(ErrorCode::RetryPolicyInvalid)?;
+        }
         Ok(Self::assemble(
             merged.max_attempts.unwrap_or(d.max_attempts),
             initial,
