@@ -7,6 +7,9 @@
 * policy_bytes: every policy document of every vector as JSON text (layers
   joined by 0x1E, the target's layer separator), every `json` input, and
   every §10 state document.
+* fast_layer: the same documents as policy_bytes, and the valid examples of
+  examples/ (libFuzzer mutates them; the target also splices its input into
+  them).
 * policy_value, transitions: the same bytes as policy_bytes. These targets
   read their input through `arbitrary`, so a seed is not a document to them,
   only a varied starting point for libFuzzer's mutations.
@@ -56,9 +59,13 @@ def seeds():
                 docs.add(json.dumps(plain(i["initial"])))
             if "expect" in case and "state" in case["expect"]:
                 docs.add(json.dumps(case["expect"]["state"]))
+    examples = {
+        f.read_text(encoding="utf-8") for f in sorted((ROOT / "examples").glob("*.json"))
+    }
     return {
         "duration": durations,
         "policy_bytes": docs,
+        "fast_layer": docs | examples,
         "policy_value": docs,
         "transitions": docs,
     }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use backoff::backoff::Backoff as _;
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
-use ojs_retry::{Failure, JitterSource, RetryPolicy};
+use ojs_retry::{Failure, JitterSource, PartialPolicy, RetryPolicy};
 use ojs_retry_bench::{CAP_MS, COEFFICIENT, FastRng, INITIAL_MS, POLICY_12_3, hand_written_delay};
 
 /// Retries 1..=25 (§12.3 allows 25 attempts): each iteration computes all
@@ -142,8 +142,24 @@ fn decide(c: &mut Criterion) {
 
 fn parse(c: &mut Criterion) {
     let mut g = c.benchmark_group("parse_12_3");
+    // Text to a validated policy (the single-pass reader).
     g.bench_function("ojs_retry_from_json", |b| {
         b.iter(|| RetryPolicy::from_json(black_box(POLICY_12_3)).unwrap());
+    });
+    // The same through the complete reader (strict serde_json value, then
+    // every check), the route of every document the single-pass reader
+    // gives up on.
+    g.bench_function("ojs_retry_complete_reader", |b| {
+        b.iter(|| {
+            PartialPolicy::from_json(black_box(POLICY_12_3))
+                .unwrap()
+                .build()
+                .unwrap()
+        });
+    });
+    // For scale: serde_json's plain parse into a value, no validation.
+    g.bench_function("serde_json_value", |b| {
+        b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(POLICY_12_3)).unwrap());
     });
     g.finish();
 }

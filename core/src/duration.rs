@@ -125,6 +125,43 @@ pub(crate) fn format_ms(ms: u64) -> String {
 /// Parses a duration, returning the reason as text on failure so the caller
 /// can attach the right code and field.
 pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
+    match single_time_component(text.as_bytes()) {
+        Some(ms) => Ok(ms),
+        None => parse_any(text),
+    }
+}
+
+/// The usual spelling of a policy's intervals, one whole time component
+/// (`PT15S`, `PT5M`, `PT1H`), read without the general parser's
+/// bookkeeping (policy parsing reads two per document); `None` for
+/// anything else, which [`parse_any`] reads (or rejects) instead. At most
+/// nine digits, so the value (< 10^9 h) is far below [`MAX_MS`].
+fn single_time_component(bytes: &[u8]) -> Option<u64> {
+    let [b'P', b'T', digits @ .., designator] = bytes else {
+        return None;
+    };
+    let unit = match designator {
+        b'H' => 3_600_000,
+        b'M' => 60_000,
+        b'S' => 1_000,
+        _ => return None,
+    };
+    if digits.is_empty() || digits.len() > 9 {
+        return None;
+    }
+    let n = digits.iter().try_fold(0_u64, |n, &d| {
+        d.is_ascii_digit()
+            .then(|| {
+                n.checked_mul(10)?
+                    .checked_add(u64::from(d.wrapping_sub(b'0')))
+            })
+            .flatten()
+    })?;
+    n.checked_mul(unit)
+}
+
+/// [`parse_ms`] for every spelling of the grammar, and every error.
+fn parse_any(text: &str) -> Result<u64, String> {
     let expected =
         "expected an ISO 8601 duration such as \"PT1S\", \"PT0.5S\", \"PT1H30M\" or \"P1D\"";
     let fail = |why: &str| format!("{expected}, found {}: {why}", quote(text));
@@ -138,9 +175,9 @@ pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
         return Err(fail("'P' must be followed by at least one component"));
     }
 
-    // (designator, length, allowed in date part, allowed in time part)
-    let date_units: [(u8, u128); 3] = [(b'Y', YEAR), (b'M', MONTH), (b'D', DAY)];
-    let time_units: [(u8, u128); 3] = [(b'H', HOUR), (b'M', MINUTE), (b'S', SECOND)];
+    // (designator, length in ms): statics, not rebuilt on every call.
+    static DATE_UNITS: [(u8, u128); 3] = [(b'Y', YEAR), (b'M', MONTH), (b'D', DAY)];
+    static TIME_UNITS: [(u8, u128); 3] = [(b'H', HOUR), (b'M', MINUTE), (b'S', SECOND)];
 
     let mut total: u128 = 0;
     let mut in_time = false;
@@ -199,7 +236,7 @@ pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
                 "a number must be followed by a designator (Y, M, D, H, M or S)",
             ));
         };
-        let units: &[(u8, u128)] = if in_time { &time_units } else { &date_units };
+        let units: &[(u8, u128)] = if in_time { &TIME_UNITS } else { &DATE_UNITS };
         let Some(pos) = units
             .iter()
             .skip(next_unit)
@@ -212,7 +249,7 @@ pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
                 "weeks are not supported; use days (7D) instead"
             } else if units.iter().any(|(d, _)| *d == designator) {
                 "components must appear once each, in the order Y M D T H M S"
-            } else if !in_time && time_units.iter().any(|(d, _)| *d == designator) {
+            } else if !in_time && TIME_UNITS.iter().any(|(d, _)| *d == designator) {
                 "hours and seconds must come after 'T'"
             } else {
                 "unexpected character"
@@ -291,6 +328,43 @@ fn digits_value(digits: &[u8]) -> Option<u128> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The shortcut reads what the general parser reads.
+        #[test]
+        fn single_time_component_agrees(text in "P?T?[0-9]{0,11}[HMSD.]?[0-9]?[HMS]?") {
+            if let Some(ms) = single_time_component(text.as_bytes()) {
+                prop_assert_eq!(Ok(ms), parse_any(&text), "{}", text);
+            }
+        }
+    }
+
+    #[test]
+    fn single_time_component_takes_the_usual_spellings() {
+        for (text, ms) in [
+            ("PT15S", 15_000),
+            ("PT5M", 300_000),
+            ("PT1H", 3_600_000),
+            ("PT0S", 0),
+            ("PT007M", 420_000),
+            ("PT999999999H", 3_599_999_996_400_000),
+        ] {
+            assert_eq!(single_time_component(text.as_bytes()), Some(ms), "{text}");
+            assert_eq!(parse_any(text), Ok(ms), "{text}");
+        }
+        for text in [
+            "PT1000000000H",
+            "PT1.5S",
+            "PT1H30M",
+            "P1D",
+            "PTS",
+            "PT1s",
+            "pt1S",
+        ] {
+            assert_eq!(single_time_component(text.as_bytes()), None, "{text}");
+        }
+    }
 
     #[test]
     fn accepts_the_spec_table() {

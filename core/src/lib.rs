@@ -72,7 +72,6 @@ pub mod backoff;
 pub mod decision;
 pub mod duration;
 pub mod error;
-#[cfg_attr(target_family = "wasm", allow(dead_code))]
 mod fast_layer;
 pub mod jitter;
 mod json;
@@ -82,6 +81,19 @@ pub mod presets;
 pub mod reservation;
 pub mod state;
 pub mod time;
+
+/// Internals for the differential fuzz target (`fuzz/`), compiled only
+/// under cargo-fuzz's `--cfg fuzzing`: not part of the API.
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    /// The single-pass policy reader, which must equal the complete reader
+    /// whenever it answers.
+    #[must_use]
+    pub fn fast_layer(text: &str) -> Option<crate::PartialPolicy> {
+        crate::fast_layer::layer(text)
+    }
+}
 
 /// The README's Rust example, compiled and run as a doc test.
 #[cfg(doctest)]

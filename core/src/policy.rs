@@ -311,23 +311,52 @@ pub struct RetryPolicy {
     preset: Option<alloc::boxed::Box<crate::presets::Preset>>,
 }
 
+/// The §8 defaults (RET-09): the default policy, and what fills the fields
+/// no layer sets (without building a whole default policy each time).
+struct Defaults {
+    max_attempts: u64,
+    initial_interval_ms: u64,
+    backoff_coefficient: f64,
+    max_interval_ms: u64,
+    jitter: bool,
+    on_exhaustion: OnExhaustion,
+    strategy: Strategy,
+}
+
+impl Defaults {
+    const OJS: Self = Self {
+        max_attempts: 3,
+        initial_interval_ms: 1_000,
+        backoff_coefficient: 2.0,
+        max_interval_ms: 300_000,
+        jitter: true,
+        on_exhaustion: OnExhaustion::Discard,
+        strategy: Strategy::Exponential,
+    };
+}
+
 impl Default for RetryPolicy {
     /// The §8 default policy (RET-09).
     fn default() -> Self {
+        let d = Defaults::OJS;
         Self::assemble(
-            3,
-            1_000,
-            2.0,
-            300_000,
-            true,
+            d.max_attempts,
+            d.initial_interval_ms,
+            d.backoff_coefficient,
+            d.max_interval_ms,
+            d.jitter,
             Vec::new(),
-            OnExhaustion::Discard,
-            Strategy::Exponential,
+            d.on_exhaustion,
+            d.strategy,
         )
     }
 }
 
 impl RetryPolicy {
+    // Inlined, the policy is built in the caller's result (parsing returned
+    // it through a 152-byte copy otherwise). Not on wasm, where the three
+    // copies cost more module bytes (~180) than the copy costs time.
+    #[cfg_attr(not(target_family = "wasm"), inline(always))]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn assemble(
         max_attempts: u64,
@@ -414,17 +443,13 @@ impl RetryPolicy {
     /// ```
     pub fn from_json_layers(texts: &[&str]) -> Result<Self, Error> {
         // Valid documents take the single-pass reader; anything else (and
-        // every error message) comes from the complete one below. Not on
-        // wasm, where module size counts more than parse time: the second
-        // reader's serde code adds ~30 KB to the module.
-        #[cfg(not(target_family = "wasm"))]
-        if let Some(layers) = texts
-            .iter()
-            .map(|t| crate::fast_layer::layer(t))
-            .collect::<Option<Vec<_>>>()
-            && let Ok(policy) = Self::merge_checked(layers, Faults::default())
-        {
-            return Ok(policy);
+        // every error message) comes from the complete one below. Layers
+        // it reads are the complete reader's, fault-free, so what `finish`
+        // makes of them (the policy, or the fault across fields) is what
+        // the complete route ends with too; returned as is, it is built in
+        // place (no copy of the policy through a temporary).
+        if let Some(merged) = Self::fast_merge(texts) {
+            return Self::finish(merged, Faults::default());
         }
         let mut values = Vec::with_capacity(texts.len());
         let mut faults = Faults::default();
@@ -604,13 +629,29 @@ impl RetryPolicy {
         Self::merge_checked(layers.to_vec(), faults)
     }
 
+    /// The layers merged by the single-pass reader, or `None` when one of
+    /// them needs the complete reader.
+    fn fast_merge(texts: &[&str]) -> Option<PartialPolicy> {
+        let (first, rest) = texts.split_first()?;
+        let first = crate::fast_layer::layer(first)?;
+        rest.iter().try_fold(first, |merged, t| {
+            Some(merged.merge_owned(crate::fast_layer::layer(t)?))
+        })
+    }
+
     /// Merges checked layers and applies the rule across fields.
-    fn merge_checked(layers: Vec<PartialPolicy>, mut faults: Faults) -> Result<Self, Error> {
+    fn merge_checked(layers: Vec<PartialPolicy>, faults: Faults) -> Result<Self, Error> {
         // Owned layers move their values (no clone of the error lists).
         let merged = layers
             .into_iter()
             .fold(PartialPolicy::default(), PartialPolicy::merge_owned);
-        let d = Self::default();
+        Self::finish(merged, faults)
+    }
+
+    /// Applies the rule across fields to merged, checked layers and fills
+    /// what no layer sets with the §8 defaults.
+    fn finish(merged: PartialPolicy, mut faults: Faults) -> Result<Self, Error> {
+        let d = Defaults::OJS;
         let initial = merged.initial_interval_ms.unwrap_or(d.initial_interval_ms);
         let max = merged.max_interval_ms.unwrap_or(d.max_interval_ms);
         // The rule across fields only makes sense when both are valid.
@@ -637,7 +678,9 @@ impl RetryPolicy {
                 ),
             );
         }
-        faults.into_error(ErrorCode::RetryPolicyInvalid)?;
+        if !faults.0.is_empty() {
+            faults.into_error(ErrorCode::RetryPolicyInvalid)?;
+        }
         Ok(Self::assemble(
             merged.max_attempts.unwrap_or(d.max_attempts),
             initial,
