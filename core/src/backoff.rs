@@ -212,7 +212,9 @@ pub(crate) fn to_ms(raw: f64, rounding: Rounding) -> u64 {
 /// represents exactly and `libm::pow` returns exactly it (its error is below
 /// one ulp and no other `f64` is that close); `int_pow_matches_libm` checks
 /// every pair of the domain against `libm::pow`.
-#[inline(always)]
+// Always inlined at the wasm build's opt-level z, which would keep it a call.
+#[cfg_attr(target_family = "wasm", inline(always))]
+#[cfg_attr(not(target_family = "wasm"), inline)]
 fn int_pow(b: f64, e: f64) -> Option<u64> {
     // Comparisons written out (not `RangeInclusive::contains`, and below no
     // `checked_pow`): at the wasm build's `opt-level = "z"` those stay calls,
@@ -244,28 +246,50 @@ fn int_pow(b: f64, e: f64) -> Option<u64> {
     Some(p)
 }
 
-/// `a · b`, `None` on overflow, without a 128-bit multiply when the
-/// operands' bit lengths show it cannot overflow (wasm32 has no 64 × 64 →
-/// 128-bit instruction: `checked_mul` is a library call there).
-#[inline(always)]
+/// `a · b`, `None` on overflow. On 32-bit targets (wasm32) `checked_mul`
+/// is a 128-bit library call, so the operands' bit lengths decide first
+/// whether it can overflow at all.
+// Always inlined at the wasm build's opt-level z, which would keep it a call.
+#[cfg_attr(target_family = "wasm", inline(always))]
+#[cfg_attr(not(target_family = "wasm"), inline)]
 fn mul(a: u64, b: u64) -> Option<u64> {
+    #[cfg(not(target_pointer_width = "64"))]
     if a.leading_zeros().saturating_add(b.leading_zeros()) >= 64 {
         // a < 2^(64−lz(a)), b < 2^(64−lz(b)): a · b < 2^64.
-        Some(a.wrapping_mul(b))
-    } else {
-        a.checked_mul(b)
+        return Some(a.wrapping_mul(b));
     }
+    a.checked_mul(b)
 }
 
 /// `floor(d · k / 2^53)` exactly (`MAX_MS` if that does not fit a `u64`).
 ///
-/// Written with four 32 × 32-bit products instead of a `u128` multiply:
-/// on wasm32 a `u128` product is a call to `__multi3` (a general 128 × 128
-/// routine), which was a sixth of a wasm `delay` (profile in
-/// bench/RESULTS.md); here every step is one native `i64` operation.
-/// `scale_matches_u128` checks it against the `u128` product.
-#[inline(always)]
+/// 64-bit targets multiply in `u128` (one instruction on x86-64 and
+/// aarch64). On 32-bit targets, wasm32 included, a `u128` product is a
+/// call to `__multi3` (a general 128 × 128 routine, a sixth of a wasm
+/// `delay` in the profile in bench/RESULTS.md), so it is written there with
+/// four 32 × 32-bit products, each one native `i64` operation.
+/// `scale_matches_u128` checks the 32-bit route against the `u128` product.
+// Always inlined at the wasm build's opt-level z, which would keep it a call.
+#[cfg_attr(target_family = "wasm", inline(always))]
+#[cfg_attr(not(target_family = "wasm"), inline)]
 fn scale(d: u64, k: u64) -> u64 {
+    #[cfg(target_pointer_width = "64")]
+    {
+        let p = u128::from(d).saturating_mul(u128::from(k)) >> 53;
+        u64::try_from(p).unwrap_or(MAX_MS)
+    }
+    #[cfg(not(target_pointer_width = "64"))]
+    {
+        scale_32(d, k)
+    }
+}
+
+/// [`scale`] in 32 × 32-bit products.
+#[cfg_attr(target_pointer_width = "64", allow(dead_code))]
+// Always inlined at the wasm build's opt-level z, which would keep it a call.
+#[cfg_attr(target_family = "wasm", inline(always))]
+#[cfg_attr(not(target_family = "wasm"), inline)]
+fn scale_32(d: u64, k: u64) -> u64 {
     const LO: u64 = 0xffff_ffff;
     let (dh, dl) = (d >> 32, d & LO);
     let (kh, kl) = (k >> 32, k & LO);
@@ -282,7 +306,7 @@ fn scale(d: u64, k: u64) -> u64 {
         .wrapping_add(lh >> 32)
         .wrapping_add(hl >> 32)
         .wrapping_add(mid >> 32);
-    // (hi·2^64 + lo) >> 53; with d, k < 2^54 (all callers) hi < 2^44.
+    // (hi·2^64 + lo) >> 53 does not fit a u64 when hi ≥ 2^53.
     if hi >> 53 != 0 {
         return MAX_MS;
     }
@@ -320,7 +344,9 @@ impl Backoff {
     /// ([`int_pow`]): the same value as the `f64` route, which computes
     /// `round(I·p + offset)` with every term an integer (exact below 2^53,
     /// and saturated to 2^53 − 1 at or above it either way).
-    #[inline(always)]
+    // Always inlined at the wasm build's opt-level z, which would keep it a call.
+    #[cfg_attr(target_family = "wasm", inline(always))]
+    #[cfg_attr(not(target_family = "wasm"), inline)]
     fn exact_raw_ms(&self, n: u64) -> Option<u64> {
         #[allow(clippy::cast_precision_loss)] // n ≤ 2^53: exact
         let p = match &self.curve {
@@ -378,7 +404,9 @@ impl Backoff {
     /// [`Backoff::delay`], skipping the raw value from retry `capped_from`
     /// ([`Backoff::capped_from`]) on, where it is known to be at or above
     /// the cap: with exponential backoff most retries are at the cap.
-    #[inline(always)]
+    // Always inlined at the wasm build's opt-level z, which would keep it a call.
+    #[cfg_attr(target_family = "wasm", inline(always))]
+    #[cfg_attr(not(target_family = "wasm"), inline)]
     pub(crate) fn delay_capped_from(&self, n: u64, sample: Sample, capped_from: u64) -> u64 {
         let capped = if n >= capped_from {
             self.cap_ms
@@ -452,7 +480,9 @@ impl Backoff {
     }
 
     /// Whether a jitter sample changes anything (so sources need not draw).
-    #[inline(always)]
+    // Always inlined at the wasm build's opt-level z, which would keep it a call.
+    #[cfg_attr(target_family = "wasm", inline(always))]
+    #[cfg_attr(not(target_family = "wasm"), inline)]
     pub(crate) fn uses_sample(&self) -> bool {
         self.spread != Spread::None
     }
@@ -605,6 +635,7 @@ mod tests {
         ];
         for &d in &edges {
             for &k in &edges {
+                assert_eq!(scale_32(d, k), reference(d, k), "scale_32({d}, {k})");
                 assert_eq!(scale(d, k), reference(d, k), "scale({d}, {k})");
             }
         }
@@ -619,9 +650,9 @@ mod tests {
         };
         for _ in 0..1_000_000 {
             let (d, k) = (next() >> 10, next() >> 10);
-            assert_eq!(scale(d, k), reference(d, k), "scale({d}, {k})");
+            assert_eq!(scale_32(d, k), reference(d, k), "scale_32({d}, {k})");
             let (d, k) = (next(), next());
-            assert_eq!(scale(d, k), reference(d, k), "scale({d}, {k})");
+            assert_eq!(scale_32(d, k), reference(d, k), "scale_32({d}, {k})");
         }
     }
 

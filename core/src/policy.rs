@@ -820,7 +820,9 @@ impl RetryPolicy {
 
     /// The delay of retry `n` (already checked), from the preset's formula
     /// when there is one.
-    #[inline(always)]
+    // Always inlined at the wasm build's opt-level z, which would keep it a call.
+    #[cfg_attr(target_family = "wasm", inline(always))]
+    #[cfg_attr(not(target_family = "wasm"), inline)]
     pub(crate) fn delay_for(&self, n: u64, jitter: &JitterSource<'_>) -> Result<u64, Error> {
         if let Some(p) = &self.preset {
             return p.delay(n, jitter);
@@ -876,7 +878,9 @@ impl RetryPolicy {
     }
 
     /// The sample for retry `n`, drawing only when jitter is on.
-    #[inline(always)]
+    // Always inlined at the wasm build's opt-level z, which would keep it a call.
+    #[cfg_attr(target_family = "wasm", inline(always))]
+    #[cfg_attr(not(target_family = "wasm"), inline)]
     pub(crate) fn sample(&self, n: u64, jitter: &JitterSource<'_>) -> Result<Sample, Error> {
         if self.backoff.uses_sample() {
             jitter.sample(n)
@@ -935,7 +939,9 @@ impl Delays<'_> {
     }
 }
 
-#[inline(always)]
+// Always inlined at the wasm build's opt-level z, which would keep it a call.
+#[cfg_attr(target_family = "wasm", inline(always))]
+#[cfg_attr(not(target_family = "wasm"), inline)]
 pub(crate) fn check_retry_number(n: u64) -> Result<(), Error> {
     if n == 0 || n > MAX_MS {
         return Err(bad_retry_number(n));
