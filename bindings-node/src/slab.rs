@@ -117,10 +117,10 @@ pub fn insert(policy: RetryPolicy) -> Result<f64, InsertError> {
     })
 }
 
-/// Runs `f` on the policy of `handle` (`None`: unknown or released handle).
-/// `f` must not call into JS.
+/// Runs `f` on the shared policy of `handle` (`None`: unknown or released
+/// handle). `f` must not call into JS.
 #[inline]
-pub fn with<T>(handle: f64, f: impl FnOnce(&RetryPolicy) -> T) -> Option<T> {
+fn with_rc<T>(handle: f64, f: impl FnOnce(&Rc<RetryPolicy>) -> T) -> Option<T> {
     let (index, generation) = split(handle)?;
     SLAB.with(|s| {
         let s = s.try_borrow().ok()?;
@@ -128,22 +128,21 @@ pub fn with<T>(handle: f64, f: impl FnOnce(&RetryPolicy) -> T) -> Option<T> {
         if slot.generation != generation {
             return None;
         }
-        slot.policy.as_deref().map(f)
+        slot.policy.as_ref().map(f)
     })
+}
+
+/// Runs `f` on the policy of `handle` (`None`: unknown or released handle).
+/// `f` must not call into JS.
+#[inline]
+pub fn with<T>(handle: f64, f: impl FnOnce(&RetryPolicy) -> T) -> Option<T> {
+    with_rc(handle, |p| f(p))
 }
 
 /// The policy of `handle`, to keep while JS runs (`None`: unknown or
 /// released handle).
 pub fn get(handle: f64) -> Option<Rc<RetryPolicy>> {
-    let (index, generation) = split(handle)?;
-    SLAB.with(|s| {
-        let s = s.try_borrow().ok()?;
-        let slot = s.slots.get(index)?;
-        if slot.generation != generation {
-            return None;
-        }
-        slot.policy.clone()
-    })
+    with_rc(handle, Rc::clone)
 }
 
 /// Frees the entry of `handle`; an unknown or already released handle is
