@@ -232,15 +232,20 @@ impl<'a> Reader<'a> {
 }
 
 /// The option names a system read, sorted and without repeats, for the
-/// unknown-field message. An insertion sort over a short static list: the
-/// generic `sort_unstable` costs ~3 KB of wasm for this one call.
+/// unknown-field message. A selection over a short static list (each step
+/// takes the least name above the last one): the generic `sort_unstable`
+/// costs ~3 KB of wasm for this one call, and `Vec::insert` a panic path.
 fn sorted_unique(names: &[&'static str]) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::with_capacity(names.len());
-    for &name in names {
-        let at = out.partition_point(|k| *k < name);
-        if out.get(at) != Some(&name) {
-            out.insert(at, name);
-        }
+    let mut last: Option<&str> = None;
+    while let Some(next) = names
+        .iter()
+        .copied()
+        .filter(|n| last.is_none_or(|l| *n > l))
+        .min()
+    {
+        out.push(next);
+        last = Some(next);
     }
     out
 }
