@@ -972,11 +972,11 @@ fn bad_retry_number(n: u64) -> Error {
     )
 }
 
-/// Sort key of a fault: the document itself, then the spec's field order,
-/// then unknown fields (already in name order).
 /// The largest value [`field_rank`] returns (unknown fields).
 const MAX_RANK: usize = FIELDS.len() + 1;
 
+/// Sort key of a fault: the document itself, then the spec's field order,
+/// then unknown fields (already in name order).
 fn field_rank(field: &str) -> usize {
     if field.is_empty() {
         return 0;
