@@ -84,15 +84,18 @@ function textBuffer() {
   return textView;
 }
 
-// A policy from JSON text: its UTF-8 written into wasm memory by the
+// A policy from JSON text: its bytes written into wasm memory by the
 // host's encoder (one native call) and read there by `__parse`, or -1: the
-// full path (`__make`), which reports the error, and takes text too long
-// for the buffer.
+// full path (`__make`), which reports the error. The full path also takes
+// text too long for the buffer, and any text that is not ASCII (one byte
+// per character): the encoder writes U+FFFD for a lone surrogate, which
+// only the full path tells apart from a real one, and ASCII text needs no
+// such check.
 function parsed(text) {
   const buf = textBuffer();
   if (buf === null) return -1;
   const { read, written } = encoder.encodeInto(text, buf);
-  return read === text.length ? parseText(written) : -1;
+  return read === text.length && written === read ? parseText(written) : -1;
 }
 
 /**

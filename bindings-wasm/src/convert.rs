@@ -266,7 +266,7 @@ fn utf8(js: &JsString) -> String {
 /// `windows(3)` compares by calling `memcmp` at every byte (~1 µs for a
 /// 270-byte policy), and `str::contains` with a multi-byte char links the
 /// two-way string searcher (~1.9 KB of wasm).
-pub(crate) fn has_replacement_char(text: &str) -> bool {
+fn has_replacement_char(text: &str) -> bool {
     if text.is_ascii() {
         return false;
     }

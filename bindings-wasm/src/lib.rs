@@ -203,9 +203,9 @@ pub fn make(op: u32, a: JsValue, b: JsValue) -> JsResult<f64> {
 /// The policy in the first `len` bytes of the text buffer (see
 /// [`scratch`]), which `api.js` fills with `TextEncoder.encodeInto`: its
 /// handle, or `-1` for anything but a valid document (`api.js` then takes
-/// `__make`, which reports the error). Text with U+FFFD also takes that
-/// path: the encoder writes it for a lone surrogate, which only the full
-/// path tells apart from a real one. Hidden from the public types.
+/// `__make`, which reports the error). `api.js` sends ASCII text only, so
+/// no U+FFFD here stands for a lone surrogate (the full path tells them
+/// apart). Hidden from the public types.
 #[wasm_bindgen(js_name = __parse)]
 pub fn parse(len: f64) -> f64 {
     let Some(len) = fast_uint(len).and_then(|n| usize::try_from(n).ok()) else {
@@ -218,9 +218,6 @@ pub fn parse(len: f64) -> f64 {
         let Some(text) = buf.get(..len).and_then(|b| core::str::from_utf8(b).ok()) else {
             return -1.0;
         };
-        if convert::has_replacement_char(text) {
-            return -1.0;
-        }
         ojs_retry::RetryPolicy::from_json(text)
     };
     match parsed {

@@ -215,11 +215,13 @@ impl<'a> Scanner<'a> {
         let [b'"', body @ ..] = self.rest else {
             return None;
         };
+        // `matches!` rather than `==` on options: `Option`'s `PartialEq`
+        // is a call in the wasm build.
         let (field, name): (_, &[u8]) = match body.first()? {
-            b'm' if body.get(4) == Some(&b'a') => (Field::MaxAttempts, b"max_attempts\""),
+            b'm' if matches!(body.get(4), Some(b'a')) => (Field::MaxAttempts, b"max_attempts\""),
             b'm' => (Field::MaxInterval, b"max_interval\""),
             b'i' => (Field::InitialInterval, b"initial_interval\""),
-            b'b' if body.get(8) == Some(&b'c') => {
+            b'b' if matches!(body.get(8), Some(b'c')) => {
                 (Field::BackoffCoefficient, b"backoff_coefficient\"")
             }
             b'b' => (Field::BackoffStrategy, b"backoff_strategy\""),
@@ -323,7 +325,7 @@ impl<'a> Scanner<'a> {
     /// `int [frac] [exp]` of the JSON grammar (no minus sign), when its
     /// value is certain to be the one serde_json reads.
     fn number(&mut self) -> Option<Num> {
-        let zero = self.peek() == Some(b'0');
+        let zero = matches!(self.rest, [b'0', ..]);
         let (mut m, len) = self.digits(0)?;
         // A leading zero stands alone: `01` is not JSON.
         if zero && len > 1 {
@@ -423,35 +425,43 @@ fn strip<'b>(body: &'b [u8], name: &[u8]) -> Option<&'b [u8]> {
 /// quote) up to its closing quote; `None` at an escape (rare: the complete
 /// reader decodes it), a control character (invalid JSON) or no closing
 /// quote.
+#[cfg_attr(target_family = "wasm", inline(always))]
 fn string_len(body: &[u8]) -> Option<usize> {
     // Eight bytes at a time: error types and keys are mostly longer.
-    let mut chunks = body.chunks_exact(8);
+    // Slice patterns, not `chunks_exact`: its iterator is calls in the
+    // wasm build.
+    let mut rest = body;
     let mut done: usize = 0;
-    for chunk in &mut chunks {
-        let stops = stops(u64::from_le_bytes(chunk.try_into().ok()?));
+    while let [a, b, c, d, e, f, g, h, tail @ ..] = rest {
+        let stops = stops(u64::from_le_bytes([*a, *b, *c, *d, *e, *f, *g, *h]));
         if stops != 0 {
             // Little-endian: the lowest flagged byte comes first.
             let at = usize::try_from(stops.trailing_zeros().checked_div(8)?).ok()?;
             return quote_at(body, done.checked_add(at)?);
         }
         done = done.checked_add(8)?;
+        rest = tail;
     }
-    let at = chunks
-        .remainder()
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-    quote_at(body, done.checked_add(at)?)
+    for &b in rest {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return quote_at(body, done);
+        }
+        done = done.checked_add(1)?;
+    }
+    None
 }
 
 /// `at`, when the byte there is the closing quote (not a stop that gives
 /// up).
+#[cfg_attr(target_family = "wasm", inline(always))]
 fn quote_at(body: &[u8], at: usize) -> Option<usize> {
-    (body.get(at) == Some(&b'"')).then_some(at)
+    matches!(body.get(at), Some(b'"')).then_some(at)
 }
 
 /// The high bit of each byte of `w` that is a quote, a backslash or below
 /// 0x20, exact up to the first such byte (the usual word-at-a-time tests:
 /// bytes above a flagged one may be flagged wrongly, by its borrow).
+#[cfg_attr(target_family = "wasm", inline(always))]
 fn stops(w: u64) -> u64 {
     const ONES: u64 = u64::from_ne_bytes([1; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
