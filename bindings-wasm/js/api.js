@@ -1,24 +1,34 @@
-// The public API of ojs-retry-wasm: the wasm-bindgen classes, completed
-// here where JS does better than an export per method:
+// The public API of ojs-retry-wasm. `RetryPolicy` is a plain JS class
+// defined here: each instance holds a handle (a number) naming its policy
+// in the module's registry (bindings-wasm/src/registry.rs), and each member
+// calls an export that takes the handle. Not a wasm-bindgen class: creating
+// one registered the object in a FinalizationRegistry with an unregister
+// token (more than the parse of a policy), and every method call went
+// through wasm-bindgen's shim. `RetryState` and `Reservation` stay
+// wasm-bindgen classes, completed here. Where JS does better than an
+// export per method:
+//  - `new RetryPolicy(text)` writes the text into wasm memory with the
+//    host's TextEncoder and parses it there (`__parse`), no JsValue;
 //  - `RetryPolicy.merge(...layers)` is variadic (Rust receives one array);
-//  - a `policy` argument that is not a RetryPolicy is a coded
-//    `validation.invalid_argument` error, like every other bad argument.
+//  - a `policy` argument (or `this`) that is not a RetryPolicy, or one
+//    freed, is a coded `validation.invalid_argument` error, like every
+//    other bad argument.
 //  - `delay(n, u)` with two numbers, `delay(n, { u })` and
 //    `delay(n, { seed: number })` take fast exports (`__delayU`, `__delayS`):
-//    plain functions of numbers that reach the policy through its handle in
-//    the module's registry (bindings-wasm/src/registry.rs), without
-//    JsValues (reading an object from Rust costs a dozen boundary crossings)
-//    and without wasm-bindgen's method shim; `delays(ns, { u } | { seed })`
+//    plain functions of numbers, without JsValues (reading an object from
+//    Rust costs a dozen boundary crossings); `delays(ns, { u } | { seed })`
 //    copies the numbers into a scratch buffer in wasm memory that `__delays`
 //    overwrites with the delays. Anything else, and any invalid number,
 //    goes through the full method, which reports the error.
-//  - Fewer exports, a smaller module: the getters of plain values go
-//    through one export per class, the module-level functions through one
-//    (`__call`), `toJSON()` parses `toString()`, and `schedule()` builds its
-//    rows from numbers (faster than building objects from Rust).
+//  - Fewer exports, a smaller module: the getters go through one or two
+//    exports per class, the methods taking JS values through one
+//    (`__policyCall`), the module-level functions through one (`__call`),
+//    `toJSON()` parses `toString()`, and `schedule()` builds its rows from
+//    numbers (faster than building objects from Rust).
 // Each entry point (node.js, browser.js, workerd.js) initialises the wasm
 // module first, then re-exports this module (whose top level therefore runs
-// before the module is initialised: it only rearranges prototypes).
+// before the module is initialised: it defines classes and rearranges
+// prototypes, and calls no export).
 import {
   RetryState,
   Reservation,
