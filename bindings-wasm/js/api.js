@@ -117,7 +117,7 @@ class RetryPolicy {
   #h;
 
   /** A partial document (object or JSON text) merged over the defaults. */
-  constructor(policy = undefined) {
+  constructor(policy) {
     let h = adopted;
     if (h >= 0) adopted = -1;
     else {

@@ -158,3 +158,37 @@ test("collected policies give their registry slots back; live ones keep answerin
   assert.equal(out.fresh, true);
   assert.deepEqual(out.kept2, [7, 8, 1000]);
 });
+
+test("RetryPolicy keeps the surface it had as a wasm-bindgen class", () => {
+  assert.equal(RetryPolicy.name, "RetryPolicy");
+  assert.equal(RetryPolicy.length, 1);
+  const methods = { free: 0, delay: 2, delays: 2, schedule: 2, decide: 2, toString: 0, toJSON: 0 };
+  for (const [name, length] of Object.entries(methods)) {
+    const d = Object.getOwnPropertyDescriptor(RetryPolicy.prototype, name);
+    assert.equal(typeof d?.value, "function", name);
+    assert.equal(d.value.length, length, name);
+    assert.equal(d.enumerable, false, name);
+    assert.equal(d.writable, true, name);
+  }
+  assert.equal(RetryPolicy.preset.length, 2);
+  assert.equal(typeof RetryPolicy.merge, "function");
+  if (Symbol.dispose) assert.equal(RetryPolicy.prototype[Symbol.dispose], RetryPolicy.prototype.free);
+  // Nothing of the machinery shows: no own keys, no symbols, no hidden
+  // members on the prototype.
+  const p = new RetryPolicy();
+  assert.deepEqual(Reflect.ownKeys(p), []);
+  for (const hidden of ["__wbg_ptr", "__handle", "__num", "__str", "__schedule", "__destroy_into_raw"]) {
+    assert.ok(!(hidden in p), hidden);
+  }
+  // Subclasses get a handle too, and are accepted wherever a policy is.
+  class Mine extends RetryPolicy {
+    twice(n) {
+      return 2 * this.delay(n, 0.5);
+    }
+  }
+  const m = new Mine('{"max_attempts": 7, "jitter": false}');
+  assert.ok(m instanceof Mine && m instanceof RetryPolicy);
+  assert.equal(m.maxAttempts, 7);
+  assert.equal(m.twice(1), 2000);
+  assert.equal(m.schedule(1)[0].cappedMs, 1000);
+});
