@@ -139,9 +139,15 @@ class RetryPolicy {
   }
 
   static {
+    // One read of the private field, which throws a TypeError for any
+    // value without it (not a RetryPolicy: a forged object, a proxy, a
+    // clone, a primitive): cheaper than testing `#h in p` first.
     handleOf = (p) => {
-      if ((typeof p === "object" || typeof p === "function") && p !== null && #h in p) return p.#h;
-      throw invalidArgument("policy", `expected a RetryPolicy, found ${describe(p)}`);
+      try {
+        return p.#h;
+      } catch {
+        throw invalidArgument("policy", `expected a RetryPolicy, found ${describe(p)}`);
+      }
     };
   }
 

@@ -168,14 +168,10 @@ fn policy(handle: f64) -> JsResult<Arc<ojs_retry::RetryPolicy>> {
 #[wasm_bindgen(js_name = __make)]
 pub fn make(op: u32, a: JsValue, b: JsValue) -> JsResult<f64> {
     match op {
-        0 => {
-            let layers: Vec<ojs_retry::Layer<'static>> = if a.is_undefined() {
-                Vec::new()
-            } else {
-                alloc::vec![layer(&a)?]
-            };
-            made(policy_from_layers(layers)?)
-        }
+        // No layer: the defaults, built directly (the same policy as no
+        // layer merged, without the merge).
+        0 if a.is_undefined() => made(ojs_retry::RetryPolicy::default()),
+        0 => made(policy_from_layers(alloc::vec![layer(&a)?])?),
         1 => {
             if !Array::is_array(&a) {
                 return Err(arg_error("layers", "expected an array of policy layers"));

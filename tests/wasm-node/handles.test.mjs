@@ -69,6 +69,14 @@ test("new RetryPolicy(text): the fast path agrees with the full path, errors inc
   }
 });
 
+test("new RetryPolicy() (the defaults, built directly) is the policy of an empty document", () => {
+  const d = new RetryPolicy();
+  for (const same of [new RetryPolicy({}), new RetryPolicy("{}"), RetryPolicy.merge(), RetryPolicy.merge({}, "{}")]) {
+    assert.equal(d.toString(), same.toString());
+    for (const n of [1, 2, 3, 10]) assert.equal(d.delay(n, 0.25), same.delay(n, 0.25));
+  }
+});
+
 test("__parse reads the text buffer: a handle for a valid document, -1 for anything else", () => {
   // UTF-8 bytes, whatever they spell (api.js sends it ASCII text only).
   const size = 16384;
