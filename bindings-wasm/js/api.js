@@ -1,28 +1,43 @@
-// The public API of ojs-retry-wasm: the wasm-bindgen classes, completed
-// here where JS does better than an export per method:
+// The public API of ojs-retry-wasm. `RetryPolicy` is a plain JS class
+// defined here: each instance holds a handle (a number) naming its policy
+// in the module's registry (bindings-wasm/src/registry.rs), and each member
+// calls an export that takes the handle. Not a wasm-bindgen class: creating
+// one registered the object in a FinalizationRegistry with an unregister
+// token (more than the parse of a policy), and every method call went
+// through wasm-bindgen's shim. `RetryState` and `Reservation` stay
+// wasm-bindgen classes, completed here. Where JS does better than an
+// export per method:
+//  - `new RetryPolicy(text)` writes the text into wasm memory with the
+//    host's TextEncoder and parses it there (`__parse`), no JsValue;
 //  - `RetryPolicy.merge(...layers)` is variadic (Rust receives one array);
-//  - a `policy` argument that is not a RetryPolicy is a coded
-//    `validation.invalid_argument` error, like every other bad argument.
+//  - a `policy` argument (or `this`) that is not a RetryPolicy, or one
+//    freed, is a coded `validation.invalid_argument` error, like every
+//    other bad argument.
 //  - `delay(n, u)` with two numbers, `delay(n, { u })` and
 //    `delay(n, { seed: number })` take fast exports (`__delayU`, `__delayS`):
-//    plain functions of numbers that reach the policy through its handle in
-//    the module's registry (bindings-wasm/src/registry.rs), without
-//    JsValues (reading an object from Rust costs a dozen boundary crossings)
-//    and without wasm-bindgen's method shim; `delays(ns, { u } | { seed })`
+//    plain functions of numbers, without JsValues (reading an object from
+//    Rust costs a dozen boundary crossings); `delays(ns, { u } | { seed })`
 //    copies the numbers into a scratch buffer in wasm memory that `__delays`
 //    overwrites with the delays. Anything else, and any invalid number,
 //    goes through the full method, which reports the error.
-//  - Fewer exports, a smaller module: the getters of plain values go
-//    through one export per class, the module-level functions through one
-//    (`__call`), `toJSON()` parses `toString()`, and `schedule()` builds its
-//    rows from numbers (faster than building objects from Rust).
+//  - Fewer exports, a smaller module: the getters go through one or two
+//    exports per class, the methods taking JS values through one
+//    (`__policyCall`), the module-level functions through one (`__call`),
+//    `toJSON()` parses `toString()`, and `schedule()` builds its rows from
+//    numbers (faster than building objects from Rust).
 // Each entry point (node.js, browser.js, workerd.js) initialises the wasm
 // module first, then re-exports this module (whose top level therefore runs
-// before the module is initialised: it only rearranges prototypes).
+// before the module is initialised: it defines classes and rearranges
+// prototypes, and calls no export).
 import {
-  RetryPolicy,
   RetryState,
   Reservation,
+  __make as make,
+  __parse as parseText,
+  __policyNum as policyNum,
+  __policyValue as policyValue,
+  __policyCall as policyCall,
+  __release as release,
   __call as call,
   __delayU as delayU,
   __delayS as delayS,
@@ -46,47 +61,111 @@ function describe(v) {
   return `a ${typeof v}`;
 }
 
-function checkPolicy(policy) {
-  if (!(policy instanceof RetryPolicy)) {
-    throw invalidArgument("policy", `expected a RetryPolicy, found ${describe(policy)}`);
+// Collected policies give their registry slot back. Registered without an
+// unregister token (a token costs more than the rest of the registration):
+// `free()` drops the policy at once and the registry keeps its slot until
+// this reports the object collected (bindings-wasm/src/registry.rs), so a
+// handle never outlives its slot. Without FinalizationRegistry (very old
+// hosts), `free()` gives the slot back itself and an unfreed policy stays
+// in the registry, as wasm-bindgen's objects did there.
+const collected =
+  typeof FinalizationRegistry === "undefined" ? null : new FinalizationRegistry((h) => release(h, true));
+
+// The handle a factory hands to the constructor (see `adopt`): the
+// constructor takes no second argument that callers could forge.
+let adopted = -1;
+let handleOf;
+
+// The text buffer of `__parse` (TEXT_LEN bytes in wasm memory, allocated
+// on first use, never moved) seen through a Uint8Array, remade after a
+// memory growth detached it; `null` when it cannot be had.
+const TEXT_LEN = 16384;
+const encoder = new TextEncoder();
+let textAt = -1;
+let textView = null;
+function textBuffer() {
+  if (textView === null || textView.length === 0) {
+    if (textAt < 0) {
+      textAt = scratchAddress(TEXT_LEN, 1);
+      if (textAt < 0) return null;
+    }
+    textView = new Uint8Array(wasmMemory().buffer, textAt, TEXT_LEN);
   }
-  if (!policy.__wbg_ptr) {
-    throw invalidArgument("policy", "expected a live RetryPolicy, found one already freed");
+  return textView;
+}
+
+// A policy from JSON text: its bytes written into wasm memory by the
+// host's encoder (one native call) and read there by `__parse`, or -1: the
+// full path (`__make`), which reports the error. The full path also takes
+// text too long for the buffer, and any text that is not ASCII (one byte
+// per character): the encoder writes U+FFFD for a lone surrogate, which
+// only the full path tells apart from a real one, and ASCII text needs no
+// such check.
+function parsed(text) {
+  const buf = textBuffer();
+  if (buf === null) return -1;
+  const { read, written } = encoder.encodeInto(text, buf);
+  return read === text.length && written === read ? parseText(written) : -1;
+}
+
+/**
+ * An immutable, validated, effective retry policy: a handle (a number)
+ * naming the policy in the module's registry, each member an export that
+ * takes it.
+ */
+class RetryPolicy {
+  #h;
+
+  /** A partial document (object or JSON text) merged over the defaults. */
+  constructor(policy) {
+    let h = adopted;
+    if (h >= 0) adopted = -1;
+    else {
+      h = typeof policy === "string" ? parsed(policy) : -1;
+      if (h < 0) h = make(0, policy, undefined);
+    }
+    this.#h = h;
+    collected?.register(this, h);
+  }
+
+  /** Layers merged in order: defaults ← first ← … ← last, then validated. */
+  static merge(...layers) {
+    return adopt(make(1, layers, undefined));
+  }
+
+  /** A preset: `system`'s own retry configuration. */
+  static preset(system, config) {
+    return adopt(make(2, system, config));
+  }
+
+  static {
+    // One read of the private field, which throws a TypeError for any
+    // value without it (not a RetryPolicy: a forged object, a proxy, a
+    // clone, a primitive): cheaper than testing `#h in p` first.
+    handleOf = (p) => {
+      try {
+        return p.#h;
+      } catch {
+        throw invalidArgument("policy", `expected a RetryPolicy, found ${describe(p)}`);
+      }
+    };
+  }
+
+  /** Frees the policy now; any later use is a `policy` error. */
+  free() {
+    const h = handleOf(this);
+    release(h, collected === null);
   }
 }
 
-const mergeArray = RetryPolicy.merge;
-Object.defineProperty(RetryPolicy, "merge", {
-  value: function merge(...layers) {
-    return mergeArray.call(RetryPolicy, layers);
-  },
-  writable: true,
-  configurable: true,
-});
+function adopt(h) {
+  adopted = h;
+  return new RetryPolicy();
+}
 
 const proto = RetryPolicy.prototype;
-const fullDelay = proto.delay;
-const fullDelays = proto.delays;
-const readHandle = Object.getOwnPropertyDescriptor(proto, "__handle").get;
-delete proto.__handle;
+if (Symbol.dispose) proto[Symbol.dispose] = proto.free;
 const hasOwn = Object.prototype.hasOwnProperty;
-
-// The policy's registry handle, read from Rust once per object and kept on
-// it under a symbol (non-enumerable, so invisible to keys and JSON). A
-// frozen policy cannot keep it: it is read again on every call. Callers
-// check `__wbg_ptr` first: a freed policy takes the full path (its handle
-// is stale anyway, and the fast exports answer -1 for it). Not a
-// RetryPolicy (a method borrowed by another object): -1, the full path.
-const HANDLE = Symbol("ojs-retry-wasm.handle");
-function handleOf(policy) {
-  let h = policy[HANDLE];
-  if (h === undefined) {
-    if (!(policy instanceof RetryPolicy)) return -1;
-    h = readHandle.call(policy);
-    Reflect.defineProperty(policy, HANDLE, { value: h });
-  }
-  return h;
-}
 
 // `{ u: number }` → 0, `{ seed: number }` → 1 (the value in `jitterValue`),
 // anything else → -1: the full path, which checks and reports. Only what the
@@ -121,8 +200,8 @@ function fastJitter(jitter) {
 
 Object.defineProperty(proto, "delay", {
   value: function delay(retryNumber, jitter) {
-    if (typeof retryNumber === "number" && this.__wbg_ptr) {
-      const h = handleOf(this);
+    const h = handleOf(this);
+    if (typeof retryNumber === "number") {
       let d = -1;
       if (typeof jitter === "number") {
         d = delayU(h, retryNumber, jitter);
@@ -133,7 +212,7 @@ Object.defineProperty(proto, "delay", {
       }
       if (d >= 0) return d;
     }
-    return fullDelay.call(this, retryNumber, jitter);
+    return policyCall(0, h, retryNumber, jitter);
   },
   writable: true,
   configurable: true,
@@ -196,7 +275,8 @@ function delaysFast(h, kind, value, retryNumbers) {
 
 Object.defineProperty(proto, "delays", {
   value: function delays(retryNumbers, jitter) {
-    if (this.__wbg_ptr && !scratchBusy) {
+    const h = handleOf(this);
+    if (!scratchBusy) {
       const kind = fastJitter(jitter);
       if (
         kind >= 0 &&
@@ -204,58 +284,73 @@ Object.defineProperty(proto, "delays", {
           retryNumbers instanceof Float64Array ||
           retryNumbers instanceof Uint32Array)
       ) {
-        const out = delaysFast(handleOf(this), kind, jitterValue, retryNumbers);
+        const out = delaysFast(h, kind, jitterValue, retryNumbers);
         if (out !== null) return out;
       }
     }
-    return fullDelays.call(this, retryNumbers, jitter);
+    return policyCall(1, h, retryNumbers, jitter);
   },
   writable: true,
   configurable: true,
 });
 
-// The getters of plain values, through one export per class (`__num`,
-// `__str`: the value's number `k` is its index here); each getter is an
+// The getters of plain values, through one export per class (the value's
+// number `k` is its index in the list given here); each getter is an
 // accessor on the prototype, as wasm-bindgen defines them.
 const isTrue = (x) => x !== 0;
 const orNull = (x) => (x < 0 ? null : x); // -1: none
+function accessor(cls, name, get) {
+  Object.defineProperty(get, "name", { value: `get ${name}` });
+  Object.defineProperty(cls.prototype, name, { get, configurable: true });
+}
 function getters(cls, exportName, names) {
   const read = cls.prototype[exportName];
   delete cls.prototype[exportName];
   names.forEach((spec, k) => {
     const [name, map] = Array.isArray(spec) ? spec : [spec, undefined];
-    const get = map
-      ? function () {
-          return map(read.call(this, k));
-        }
-      : function () {
-          return read.call(this, k);
-        };
-    Object.defineProperty(get, "name", { value: `get ${name}` });
-    Object.defineProperty(cls.prototype, name, { get, configurable: true });
+    accessor(
+      cls,
+      name,
+      map
+        ? function () {
+            return map(read.call(this, k));
+          }
+        : function () {
+            return read.call(this, k);
+          },
+    );
   });
 }
-getters(RetryPolicy, "__num", [
-  "maxAttempts",
-  "initialIntervalMs",
-  "backoffCoefficient",
-  "maxIntervalMs",
-  ["jitter", isTrue],
-  "maxRetries",
-]);
-// `presetSystem` is null for a plain policy, as the types and the native
-// package say (wasm-bindgen shows a `None` string as undefined).
-getters(RetryPolicy, "__str", [["presetSystem", (x) => x ?? null], "onExhaustion", "backoffStrategy"]);
+// RetryPolicy: numbers from `__policyNum` (-1: the handle names no policy,
+// and `__policyValue` reports why), the others from `__policyValue`.
+["maxAttempts", "initialIntervalMs", "backoffCoefficient", "maxIntervalMs", "jitter", "maxRetries"].forEach((name, k) => {
+  const map = name === "jitter" ? isTrue : (x) => x;
+  accessor(RetryPolicy, name, function () {
+    const h = handleOf(this);
+    const x = policyNum(h, k);
+    return map(x >= 0 ? x : policyValue(h, k));
+  });
+});
+["presetSystem", "onExhaustion", "backoffStrategy", "nonRetryableErrors"].forEach((name, i) => {
+  accessor(RetryPolicy, name, function () {
+    return policyValue(handleOf(this), 6 + i);
+  });
+});
+Object.defineProperty(proto, "toString", {
+  value: function toString() {
+    return policyValue(handleOf(this), 10);
+  },
+  writable: true,
+  configurable: true,
+});
 getters(RetryState, "__num", ["attempt", "historyLimit", ["nextRetryAt", orNull]]);
 getters(Reservation, "__num", ["attempt", "visibilityTimeoutMs", "deadline"]);
 
 // schedule(): the rows come from Rust as numbers, 8 per row (see
-// `__schedule` in bindings-wasm/src/lib.rs; delayMs -1: none).
-const scheduleNumbers = proto.__schedule;
-delete proto.__schedule;
+// `schedule_numbers` in bindings-wasm/src/lib.rs; delayMs -1: none).
 Object.defineProperty(proto, "schedule", {
   value: function schedule(count, jitter) {
-    const f = scheduleNumbers.call(this, count, jitter);
+    const f = policyCall(2, handleOf(this), count, jitter);
     const rows = new Array(f.length >>> 3);
     for (let i = 0, k = 0; k < f.length; i++, k += 8) {
       rows[i] = {
@@ -270,6 +365,14 @@ Object.defineProperty(proto, "schedule", {
       };
     }
     return rows;
+  },
+  writable: true,
+  configurable: true,
+});
+
+Object.defineProperty(proto, "decide", {
+  value: function decide(failure, options) {
+    return policyCall(3, handleOf(this), failure, options);
   },
   writable: true,
   configurable: true,
@@ -290,16 +393,14 @@ const recordFailure = RetryState.prototype.recordFailure;
 const recordTimeout = RetryState.prototype.recordTimeout;
 Object.defineProperty(RetryState.prototype, "recordFailure", {
   value: function recordFailure_(policy, error, options) {
-    checkPolicy(policy);
-    return recordFailure.call(this, policy, error, options);
+    return recordFailure.call(this, handleOf(policy), error, options);
   },
   writable: true,
   configurable: true,
 });
 Object.defineProperty(RetryState.prototype, "recordTimeout", {
   value: function recordTimeout_(policy, options) {
-    checkPolicy(policy);
-    return recordTimeout.call(this, policy, options);
+    return recordTimeout.call(this, handleOf(policy), options);
   },
   writable: true,
   configurable: true,

@@ -133,218 +133,277 @@ fn num(n: u64) -> f64 {
     n as f64
 }
 
-/// An immutable, validated, effective retry policy.
-#[wasm_bindgen(js_name = RetryPolicy)]
-pub struct JsRetryPolicy {
-    inner: Arc<ojs_retry::RetryPolicy>,
-    /// The policy's handle in [`registry`] (`-1`: none, every fast call
-    /// falls back).
-    handle: f64,
+/// A new policy from `layers`, registered: its handle.
+fn made(policy: ojs_retry::RetryPolicy) -> JsResult<f64> {
+    registry::register(Arc::new(policy)).ok_or_else(|| {
+        convert::js_error(
+            "internal.registry",
+            "the policy registry is busy",
+            [("", "")],
+        )
+    })
 }
 
-impl JsRetryPolicy {
-    fn wrap(policy: ojs_retry::RetryPolicy) -> Self {
-        let inner = Arc::new(policy);
-        let handle = registry::register(Arc::clone(&inner)).unwrap_or(-1.0);
-        Self { inner, handle }
+/// The policy behind `handle`, or the typed `policy` error: a freed
+/// policy, or a handle that names none (stale, forged).
+fn policy(handle: f64) -> JsResult<Arc<ojs_retry::RetryPolicy>> {
+    registry::get(handle).map_err(|miss| {
+        arg_error(
+            "policy",
+            match miss {
+                registry::Miss::Freed => "expected a live RetryPolicy, found one already freed",
+                registry::Miss::Unknown => {
+                    "expected a live RetryPolicy, found a released or unknown policy handle"
+                }
+            },
+        )
+    })
+}
+
+/// The policy factories, through one export: `op` 0 `new RetryPolicy(a)`
+/// (omitted: the defaults; `null` is a document, and not an object), 1
+/// `merge(...a)` (the JS class passes the layers as one array), 2
+/// `preset(a, b)`. Returns the new policy's handle; `api.js`'s
+/// `RetryPolicy` class holds it. Hidden from the public types.
+#[wasm_bindgen(js_name = __make)]
+pub fn make(op: u32, a: JsValue, b: JsValue) -> JsResult<f64> {
+    match op {
+        // No layer: the defaults, built directly (the same policy as no
+        // layer merged, without the merge).
+        0 if a.is_undefined() => made(ojs_retry::RetryPolicy::default()),
+        0 => made(policy_from_layers(alloc::vec![layer(&a)?])?),
+        1 => {
+            if !Array::is_array(&a) {
+                return Err(arg_error("layers", "expected an array of policy layers"));
+            }
+            let arr: &Array = a.unchecked_ref();
+            let mut out = Vec::with_capacity(arr.length() as usize);
+            for l in arr.iter() {
+                out.push(layer(&l)?);
+            }
+            made(policy_from_layers(out)?)
+        }
+        _ => {
+            let system = string(&a, "system")?;
+            let config = match given(&b) {
+                Some(c) => convert::json_value(c, "preset", convert::Document::Policy)?,
+                None => serde_json::Value::Object(serde_json::Map::new()),
+            };
+            made(core(ojs_retry::RetryPolicy::preset_value(
+                &system, &config,
+            ))?)
+        }
     }
 }
 
-impl Drop for JsRetryPolicy {
-    fn drop(&mut self) {
-        registry::release(self.handle);
-    }
-}
-
-#[wasm_bindgen(js_class = RetryPolicy)]
-impl JsRetryPolicy {
-    /// A partial document (object or JSON text) merged over the defaults.
-    #[wasm_bindgen(constructor)]
-    pub fn new(policy: JsValue) -> JsResult<JsRetryPolicy> {
-        // Only an omitted argument means "the defaults": `null` is a
-        // document, and not an object (DESIGN: null is an error).
-        let layers: Vec<ojs_retry::Layer<'static>> = if policy.is_undefined() {
-            Vec::new()
-        } else {
-            alloc::vec![layer(&policy)?]
+/// The policy in the first `len` bytes of the text buffer (see
+/// [`scratch`]), which `api.js` fills with `TextEncoder.encodeInto`: its
+/// handle, or `-1` for anything but a valid document (`api.js` then takes
+/// `__make`, which reports the error). `api.js` sends ASCII text only, so
+/// no U+FFFD here stands for a lone surrogate (the full path tells them
+/// apart). Hidden from the public types.
+#[wasm_bindgen(js_name = __parse)]
+pub fn parse(len: f64) -> f64 {
+    let Some(len) = fast_uint(len).and_then(|n| usize::try_from(n).ok()) else {
+        return -1.0;
+    };
+    let parsed = {
+        let Ok(buf) = TEXT.try_read() else {
+            return -1.0;
         };
-        policy_from_layers(layers).map(Self::wrap)
-    }
-
-    /// Layers merged in order (the JS wrapper passes `...layers` as one array).
-    pub fn merge(layers: JsValue) -> JsResult<JsRetryPolicy> {
-        if !Array::is_array(&layers) {
-            return Err(arg_error("layers", "expected an array of policy layers"));
-        }
-        let arr: &Array = layers.unchecked_ref();
-        let mut out = Vec::with_capacity(arr.length() as usize);
-        for l in arr.iter() {
-            out.push(layer(&l)?);
-        }
-        policy_from_layers(out).map(Self::wrap)
-    }
-
-    /// A preset: `system`'s own retry configuration (an object in that
-    /// system's vocabulary), evaluated exactly as that system does.
-    pub fn preset(system: JsValue, config: JsValue) -> JsResult<JsRetryPolicy> {
-        let system = string(&system, "system")?;
-        let config = match given(&config) {
-            Some(c) => convert::json_value(c, "preset", convert::Document::Policy)?,
-            None => serde_json::Value::Object(serde_json::Map::new()),
+        let Some(text) = buf.get(..len).and_then(|b| core::str::from_utf8(b).ok()) else {
+            return -1.0;
         };
-        core(ojs_retry::RetryPolicy::preset_value(&system, &config)).map(Self::wrap)
+        ojs_retry::RetryPolicy::from_json(text)
+    };
+    match parsed {
+        Ok(p) => registry::register(Arc::new(p)).unwrap_or(-1.0),
+        Err(e) => invalid(e),
     }
+}
 
-    /// The number-valued getters, through one export (one wasm-bindgen
-    /// shim instead of six): `k` 0 `maxAttempts`, 1 `initialIntervalMs`,
-    /// 2 `backoffCoefficient`, 3 `maxIntervalMs`, 4 `jitter` (0 or 1),
-    /// 5 `maxRetries` (`max(maxAttempts, 1) − 1`). `api.js` defines the
-    /// getters. Hidden from the public types.
-    #[wasm_bindgen(js_name = __num)]
-    pub fn number(&self, k: u32) -> f64 {
-        let p = &self.inner;
-        match k {
-            0 => num(p.max_attempts()),
-            1 => num(p.initial_interval_ms()),
-            2 => p.backoff_coefficient(),
-            3 => num(p.max_interval_ms()),
-            4 => f64::from(u8::from(p.jitter())),
-            _ => num(p.max_retries()),
-        }
+/// The number-valued getters of the policy behind `handle`, `-1` for a
+/// handle that names none (`api.js` then asks [`policy_value`], which
+/// reports it): `k` 0 `maxAttempts`, 1 `initialIntervalMs`,
+/// 2 `backoffCoefficient`, 3 `maxIntervalMs`, 4 `jitter` (0 or 1),
+/// 5 `maxRetries` (`max(maxAttempts, 1) − 1`). None is negative. Hidden
+/// from the public types.
+#[wasm_bindgen(js_name = __policyNum)]
+pub fn policy_number(handle: f64, k: u32) -> f64 {
+    registry::with(handle, |p| number_of(p, k)).unwrap_or(-1.0)
+}
+
+fn number_of(p: &ojs_retry::RetryPolicy, k: u32) -> f64 {
+    match k {
+        0 => num(p.max_attempts()),
+        1 => num(p.initial_interval_ms()),
+        2 => p.backoff_coefficient(),
+        3 => num(p.max_interval_ms()),
+        4 => f64::from(u8::from(p.jitter())),
+        _ => num(p.max_retries()),
     }
+}
 
-    /// The string-valued getters, as [`JsRetryPolicy::number`]: `k` 0
-    /// `presetSystem` (`null` for a plain OJS policy), 1 `onExhaustion`,
-    /// 2 `backoffStrategy` (the strategy's name). Hidden from the public
-    /// types.
-    #[wasm_bindgen(js_name = __str)]
-    pub fn text(&self, k: u32) -> Option<String> {
-        let p = &self.inner;
-        match k {
-            0 => p.preset_system().map(alloc::borrow::ToOwned::to_owned),
-            1 => Some(p.on_exhaustion().as_str().into()),
-            _ => Some(p.strategy().as_str().into()),
-        }
-    }
-
-    /// `non_retryable_errors`.
-    #[wasm_bindgen(getter = nonRetryableErrors)]
-    pub fn non_retryable_errors(&self) -> Array {
-        self.inner
+/// The other getters of the policy behind `handle`, and the numbers of
+/// [`policy_number`] with the typed error for a bad handle: `k` 0–5 as
+/// there, 6 `presetSystem` (`null` for a plain OJS policy),
+/// 7 `onExhaustion`, 8 `backoffStrategy` (the strategy's name),
+/// 9 `nonRetryableErrors`, 10 `toString()` (the canonical effective policy
+/// as compact JSON text; `toJSON()` is `JSON.parse` of it). Hidden from
+/// the public types.
+#[wasm_bindgen(js_name = __policyValue)]
+pub fn policy_value(handle: f64, k: u32) -> JsResult<JsValue> {
+    let p = policy(handle)?;
+    Ok(match k {
+        0..=5 => number_of(&p, k).into(),
+        6 => p.preset_system().map_or(JsValue::NULL, JsValue::from_str),
+        7 => JsValue::from_str(p.on_exhaustion().as_str()),
+        8 => JsValue::from_str(p.strategy().as_str()),
+        9 => p
             .non_retryable_errors()
             .iter()
             .map(|s| JsValue::from_str(s))
-            .collect()
-    }
+            .collect::<Array>()
+            .into(),
+        _ => JsValue::from_str(&p.to_json()),
+    })
+}
 
-    /// The canonical effective policy as compact JSON text (`api.js`'s
-    /// `toJSON()` is `JSON.parse` of it).
-    #[wasm_bindgen(js_name = toString)]
-    pub fn to_string_js(&self) -> String {
-        self.inner.to_json()
+/// The methods of the policy behind `handle` that take JS values, through
+/// one export: `op` 0 `delay(a, b)` (the full path: `api.js` tries the
+/// fast exports first), 1 `delays(a, b)`, 2 `schedule(a, b)` as numbers
+/// (see [`schedule_numbers`]), 3 `decide(a, b)`. Hidden from the public
+/// types.
+#[wasm_bindgen(js_name = __policyCall)]
+pub fn policy_call(op: u32, handle: f64, a: JsValue, b: JsValue) -> JsResult<JsValue> {
+    // An `Arc` of its own, not a borrow of the registry: reading `a` and
+    // `b` can run JS (getters) that frees or makes policies.
+    let p = policy(handle)?;
+    match op {
+        0 => delay_full(&p, &a, &b).map(JsValue::from_f64),
+        1 => delays_full(&p, &a, &b).map(Into::into),
+        2 => schedule_numbers(&p, &a, &b)
+            .map(|rows| js_sys::Float64Array::from(rows.as_slice()).into()),
+        _ => {
+            let f = self::failure(&a)?;
+            let (now, j) = decide_options(&b)?;
+            decision_js(&core(p.decide(&f, now, j.source()))?)
+        }
     }
+}
 
-    /// The delay in ms before retry `retryNumber`; `jitter` may be a plain
-    /// number `u` (the same as `{ u }`).
-    pub fn delay(&self, retry_number: JsValue, jitter: JsValue) -> JsResult<f64> {
-        let n = uint(&retry_number, "retry_number")?;
-        let d = match jitter.as_f64() {
-            Some(u) => self.inner.delay(n, ojs_retry::JitterSource::Uniform(u)),
-            None => self.inner.delay(n, jitter_or_entropy(&jitter)?.source()),
+/// Frees the policy behind `handle` now (`free()`, `Symbol.dispose`), or,
+/// `collected` (the class's `FinalizationRegistry`), gives its slot back.
+/// A handle that names no policy is ignored. Hidden from the public types.
+#[wasm_bindgen(js_name = __release)]
+pub fn release(handle: f64, collected: bool) {
+    if collected {
+        registry::release(handle);
+    } else {
+        registry::free(handle);
+    }
+}
+
+/// How many registry slots are taken (live policies, and freed ones whose
+/// object is not collected yet): for the tests that check that collected
+/// policies give their slots back. Hidden from the public types.
+#[wasm_bindgen(js_name = __livePolicies)]
+pub fn live_policies() -> f64 {
+    registry::taken().map_or(-1.0, num)
+}
+
+/// The delay in ms before retry `retry_number`; `jitter` may be a plain
+/// number `u` (the same as `{ u }`).
+fn delay_full(
+    p: &ojs_retry::RetryPolicy,
+    retry_number: &JsValue,
+    jitter: &JsValue,
+) -> JsResult<f64> {
+    let n = uint(retry_number, "retry_number")?;
+    let d = match jitter.as_f64() {
+        Some(u) => p.delay(n, ojs_retry::JitterSource::Uniform(u)),
+        None => p.delay(n, jitter_or_entropy(jitter)?.source()),
+    };
+    core(d).map(num)
+}
+
+/// Retries `1..=count`, as numbers: 8 per row (`retryNumber`,
+/// `attempt`, `rawMs`, `cappedMs`, `minMs`, `maxMs`, `delayMs` (`-1`
+/// without a jitter source), `cumulativeMs`), one copy into a
+/// `Float64Array`; `api.js`'s `schedule` makes the row objects (in JS,
+/// several times faster than building them from Rust, or than JSON).
+fn schedule_numbers(
+    p: &ojs_retry::RetryPolicy,
+    count: &JsValue,
+    jitter: &JsValue,
+) -> JsResult<Vec<f64>> {
+    let count = uint(count, "count")?;
+    let j = convert::jitter(jitter)?;
+    let rows = core(p.schedule(count, j.as_ref().map(convert::Jitter::source)))?;
+    let mut out = Vec::with_capacity(rows.len().saturating_mul(8));
+    for r in &rows {
+        out.extend([
+            num(r.retry_number),
+            num(r.attempt),
+            num(r.raw_ms),
+            num(r.capped_ms),
+            num(r.min_ms),
+            num(r.max_ms),
+            r.delay_ms.map_or(-1.0, num),
+            num(r.cumulative_ms),
+        ]);
+    }
+    Ok(out)
+}
+
+/// The delays for many retry numbers in one call (one boundary
+/// crossing): an array, `Uint32Array` or `Float64Array` of retry numbers.
+fn delays_full(
+    p: &ojs_retry::RetryPolicy,
+    retry_numbers: &JsValue,
+    jitter: &JsValue,
+) -> JsResult<Array> {
+    let listy = Array::is_array(retry_numbers)
+        || retry_numbers.is_instance_of::<js_sys::Uint32Array>()
+        || retry_numbers.is_instance_of::<js_sys::Float64Array>();
+    if !listy {
+        return Err(convert::arg_error(
+            "retry_numbers",
+            &alloc::format!(
+                "expected an array, Uint32Array or Float64Array of retry numbers, found {}",
+                convert::describe(retry_numbers)
+            ),
+        ));
+    }
+    let j = jitter_or_entropy(jitter)?;
+    let items = Array::from(retry_numbers);
+    let out = Array::new_with_length(items.length());
+    // The entry's name is formatted only for an error.
+    let field = |i: usize| alloc::format!("retry_numbers[{i}]");
+    let src = j.source();
+    for (i, v) in items.iter().enumerate() {
+        let n = match v
+            .as_f64()
+            .and_then(|x| ojs_retry::args::uint_from_f64("", x).ok())
+        {
+            Some(n) => n,
+            // Not a valid number: this reports why.
+            None => uint(&v, &field(i))?,
         };
-        core(d).map(num)
+        let d = match p.delay(n, src) {
+            Ok(d) => d,
+            // The entry, not the parameter name, is what the caller must fix.
+            Err(e) if e.field() == "retry_number" => {
+                return Err(convert::arg_error(&field(i), e.message()));
+            }
+            Err(e) => return Err(convert::core_error(&e)),
+        };
+        out.set(
+            u32::try_from(i).unwrap_or(u32::MAX),
+            JsValue::from_f64(num(d)),
+        );
     }
-
-    /// The policy's handle for the fast exports ([`delay_u`], [`delay_s`],
-    /// [`delays_fast`]); `api.js` reads it once per object. Hidden from the
-    /// public types.
-    #[wasm_bindgen(getter = __handle)]
-    pub fn handle(&self) -> f64 {
-        self.handle
-    }
-
-    /// Retries `1..=count`, as numbers: 8 per row (`retryNumber`,
-    /// `attempt`, `rawMs`, `cappedMs`, `minMs`, `maxMs`, `delayMs` (`-1`
-    /// without a jitter source), `cumulativeMs`), one copy into a
-    /// `Float64Array`; `api.js`'s `schedule` makes the row objects (in JS,
-    /// several times faster than building them from Rust, or than JSON).
-    /// Hidden from the public types.
-    #[wasm_bindgen(js_name = __schedule)]
-    pub fn schedule(&self, count: JsValue, jitter: JsValue) -> JsResult<Vec<f64>> {
-        let count = uint(&count, "count")?;
-        let j = convert::jitter(&jitter)?;
-        let rows = core(
-            self.inner
-                .schedule(count, j.as_ref().map(convert::Jitter::source)),
-        )?;
-        let mut out = Vec::with_capacity(rows.len().saturating_mul(8));
-        for r in &rows {
-            out.extend([
-                num(r.retry_number),
-                num(r.attempt),
-                num(r.raw_ms),
-                num(r.capped_ms),
-                num(r.min_ms),
-                num(r.max_ms),
-                r.delay_ms.map_or(-1.0, num),
-                num(r.cumulative_ms),
-            ]);
-        }
-        Ok(out)
-    }
-
-    /// The delays for many retry numbers in one call (one boundary
-    /// crossing): an array, `Uint32Array` or `Float64Array` of retry numbers.
-    pub fn delays(&self, retry_numbers: JsValue, jitter: JsValue) -> JsResult<Array> {
-        let listy = Array::is_array(&retry_numbers)
-            || retry_numbers.is_instance_of::<js_sys::Uint32Array>()
-            || retry_numbers.is_instance_of::<js_sys::Float64Array>();
-        if !listy {
-            return Err(convert::arg_error(
-                "retry_numbers",
-                &alloc::format!(
-                    "expected an array, Uint32Array or Float64Array of retry numbers, found {}",
-                    convert::describe(&retry_numbers)
-                ),
-            ));
-        }
-        let j = jitter_or_entropy(&jitter)?;
-        let items = Array::from(&retry_numbers);
-        let out = Array::new_with_length(items.length());
-        // The entry's name is formatted only for an error.
-        let field = |i: usize| alloc::format!("retry_numbers[{i}]");
-        let src = j.source();
-        for (i, v) in items.iter().enumerate() {
-            let n = match v
-                .as_f64()
-                .and_then(|x| ojs_retry::args::uint_from_f64("", x).ok())
-            {
-                Some(n) => n,
-                // Not a valid number: this reports why.
-                None => uint(&v, &field(i))?,
-            };
-            let d = match self.inner.delay(n, src) {
-                Ok(d) => d,
-                // The entry, not the parameter name, is what the caller must fix.
-                Err(e) if e.field() == "retry_number" => {
-                    return Err(convert::arg_error(&field(i), e.message()));
-                }
-                Err(e) => return Err(convert::core_error(&e)),
-            };
-            out.set(
-                u32::try_from(i).unwrap_or(u32::MAX),
-                JsValue::from_f64(num(d)),
-            );
-        }
-        Ok(out)
-    }
-
-    /// Retry, discard or dead-letter after a failure.
-    pub fn decide(&self, failure: JsValue, options: JsValue) -> JsResult<JsValue> {
-        let f = self::failure(&failure)?;
-        let (now, j) = decide_options(&options)?;
-        decision_js(&core(self.inner.decide(&f, now, j.source()))?)
-    }
+    Ok(out)
 }
 
 /// A JS number as an integer in `0 ..= 2^53 − 1`, or `None` (the fast
@@ -433,29 +492,45 @@ const SCRATCH_MAX: u64 = 1 << 16;
 /// reason given in [`registry`]: a plain cell without threads.
 static SCRATCH: RwLock<Vec<f64>> = RwLock::new(Vec::new());
 
-/// The address (bytes into wasm memory) of the scratch buffer of
-/// [`delays_fast`], holding at least `len` numbers (at most `SCRATCH_MAX`);
-/// `-1` if it cannot be had, including a later call asking for more than
-/// the first one got (the buffer never moves). Hidden from the public types.
+/// [`parse`]'s text: `api.js` writes a policy document's UTF-8 through a
+/// `Uint8Array` view on this buffer (`TextEncoder.encodeInto`), allocated
+/// once and never moved, as [`SCRATCH`].
+static TEXT: RwLock<Vec<u8>> = RwLock::new(Vec::new());
+
+/// The address (bytes into wasm memory) of a scratch buffer: `kind` 0 (or
+/// omitted) that of [`delays_fast`], holding at least `len` numbers; 1
+/// that of [`parse`], holding at least `len` bytes (at most `SCRATCH_MAX`
+/// either way). `-1` if it cannot be had, including a later call asking
+/// for more than the first one got (a buffer never moves). Hidden from the
+/// public types.
 #[wasm_bindgen(js_name = __scratch)]
-pub fn scratch(len: f64) -> f64 {
+pub fn scratch(len: f64, kind: u32) -> f64 {
     let Some(len) = fast_uint(len)
         .filter(|&n| n <= SCRATCH_MAX)
         .and_then(|n| usize::try_from(n).ok())
     else {
         return -1.0;
     };
-    let Ok(mut s) = SCRATCH.try_write() else {
-        return -1.0;
-    };
-    // Allocated once and never moved: a view `api.js` holds stays on it.
-    if s.is_empty() {
-        s.resize(len, 0.0);
-    } else if s.len() < len {
+    if kind == 1 {
+        TEXT.try_write().map_or(-1.0, |mut s| fixed_at(&mut s, len))
+    } else {
+        SCRATCH
+            .try_write()
+            .map_or(-1.0, |mut s| fixed_at(&mut s, len))
+    }
+}
+
+/// The address of `buf`, allocated with `len` items on the first call and
+/// never moved after (a view `api.js` holds stays on it); `-1` when a
+/// later call asks for more.
+fn fixed_at<T: Default + Clone>(buf: &mut Vec<T>, len: usize) -> f64 {
+    if buf.is_empty() {
+        buf.resize(len, T::default());
+    } else if buf.len() < len {
         return -1.0;
     }
     // JS writes through this address: its provenance is exposed.
-    u32::try_from(s.as_mut_ptr().expose_provenance()).map_or(-1.0, f64::from)
+    u32::try_from(buf.as_mut_ptr().expose_provenance()).map_or(-1.0, f64::from)
 }
 
 /// The wasm memory, for `api.js`'s view on the scratch buffer. Hidden from
@@ -578,32 +653,31 @@ impl JsRetryState {
         action_js(self.inner.terminal())
     }
 
-    /// Records a handler failure and returns the decision.
+    /// Records a handler failure and returns the decision (`policy`: the
+    /// policy's handle, which `api.js` passes).
     #[wasm_bindgen(js_name = recordFailure)]
     pub fn record_failure(
         &mut self,
-        policy: &JsRetryPolicy,
+        policy: f64,
         error: JsValue,
         options: JsValue,
     ) -> JsResult<JsValue> {
+        // The policy first, as an `Arc` of its own: reading the arguments
+        // can run JS (getters) that frees it.
+        let policy = self::policy(policy)?;
         let e = job_error(&error)?;
         let (now, j) = decide_options(&options)?;
-        let d = core(
-            self.inner
-                .record_failure(&policy.inner, &e, now, j.source()),
-        )?;
+        let d = core(self.inner.record_failure(&policy, &e, now, j.source()))?;
         decision_js(&d)
     }
 
-    /// Records an expired reservation and returns the decision.
+    /// Records an expired reservation and returns the decision (`policy`:
+    /// the policy's handle).
     #[wasm_bindgen(js_name = recordTimeout)]
-    pub fn record_timeout(
-        &mut self,
-        policy: &JsRetryPolicy,
-        options: JsValue,
-    ) -> JsResult<JsValue> {
+    pub fn record_timeout(&mut self, policy: f64, options: JsValue) -> JsResult<JsValue> {
+        let policy = self::policy(policy)?;
         let (now, j) = decide_options(&options)?;
-        let d = core(self.inner.record_timeout(&policy.inner, now, j.source()))?;
+        let d = core(self.inner.record_timeout(&policy, now, j.source()))?;
         decision_js(&d)
     }
 

@@ -1,17 +1,19 @@
-//! The live policies by handle, for the exports that must not pay for
-//! wasm-bindgen's method shim (a shadow-stack frame, the `WasmRefCell`
-//! borrow and its error path, on every call).
+//! The live policies by handle. `api.js`'s `RetryPolicy` is a plain JS
+//! class whose instances hold a handle (a number) into this registry, and
+//! every policy export takes the handle: no wasm-bindgen object per policy
+//! (its `FinalizationRegistry` entry with an unregister token cost more
+//! than the rest of `new RetryPolicy()`), no method shim per call (a
+//! shadow-stack frame, the `WasmRefCell` borrow and its error path).
 //!
-//! Every `RetryPolicy` wrapper registers its policy here when it is built
-//! and removes it when it is dropped, so wasm-bindgen's `free()` and its
-//! `FinalizationRegistry` still decide the lifetime. The fast exports
-//! (`__delayU`, `__delayS`, `__delays`) are plain functions of numbers that
-//! look the handle up; an unknown or stale handle is an invalid argument
-//! like any other (`-1`), and `api.js` then takes the full method.
-//!
-//! A handle is `generation · 2^32 + slot`: a slot is reused after its
-//! policy is freed, with the next generation, so a handle kept past `free()`
-//! never reaches the policy that took its slot.
+//! A handle is `generation · 2^32 + slot`. `free()` drops the policy at
+//! once but keeps the slot until the class's `FinalizationRegistry`
+//! reports the object collected ([`release`]); only then is the slot reused,
+//! with the next generation. So a live object's handle never names another
+//! policy (a freed object's slot cannot be taken before the object is
+//! gone), and the registration needs no unregister token. Generations also
+//! keep handles made up through the raw exports from reaching a policy
+//! that took a reused slot: an unknown or stale handle is an invalid
+//! argument like any other.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -26,6 +28,8 @@ const SLOT_SPAN: f64 = 4_294_967_296.0; // 2^32
 struct Slot {
     generation: u32,
     policy: Option<Arc<RetryPolicy>>,
+    /// `free()` dropped the policy; the object still holds the handle.
+    freed: bool,
 }
 
 struct Registry {
@@ -82,34 +86,81 @@ pub(crate) fn register(policy: Arc<RetryPolicy>) -> Option<f64> {
         r.slots.push(Slot {
             generation: 0,
             policy: Some(policy),
+            freed: false,
         });
         Some(handle_of(i, 0))
     }
 }
 
-/// Removes a policy; its slot is reused with the next generation.
-pub(crate) fn release(handle: f64) {
-    {
-        // Busy (impossible, see `register`): the slot stays taken, which
-        // only keeps this policy's memory.
-        let Ok(mut r) = POLICIES.try_write() else {
-            return;
-        };
-        let Some((i, generation)) = split(handle) else {
-            return;
-        };
-        let Some(slot) = r.slots.get_mut(i) else {
-            return;
-        };
-        if slot.generation != generation || slot.policy.is_none() {
-            return;
-        }
-        slot.policy = None;
-        slot.generation = (slot.generation + 1) % GENERATIONS;
-        if let Ok(i) = u32::try_from(i) {
-            r.free.push(i);
+/// Drops the policy behind `handle` now (`free()`); its slot stays taken
+/// until [`release`], so the handle reads as freed until then.
+pub(crate) fn free(handle: f64) {
+    let Ok(mut r) = POLICIES.try_write() else {
+        return;
+    };
+    let Some((i, generation)) = split(handle) else {
+        return;
+    };
+    if let Some(slot) = r.slots.get_mut(i).filter(|s| s.generation == generation) {
+        if slot.policy.take().is_some() {
+            slot.freed = true;
         }
     }
+}
+
+/// Gives the slot of a collected policy back (dropping the policy, unless
+/// [`free`] did): it is reused with the next generation.
+pub(crate) fn release(handle: f64) {
+    // Busy (impossible, see `register`): the slot stays taken, which
+    // only keeps this policy's memory.
+    let Ok(mut r) = POLICIES.try_write() else {
+        return;
+    };
+    let Some((i, generation)) = split(handle) else {
+        return;
+    };
+    let Some(slot) = r.slots.get_mut(i) else {
+        return;
+    };
+    if slot.generation != generation {
+        return;
+    }
+    slot.policy = None;
+    slot.freed = false;
+    slot.generation = (slot.generation + 1) % GENERATIONS;
+    if let Ok(i) = u32::try_from(i) {
+        r.free.push(i);
+    }
+}
+
+/// Why [`get`] found no policy.
+pub(crate) enum Miss {
+    /// `free()` dropped it (and its object is not collected yet).
+    Freed,
+    /// Not a handle, or one whose slot was given back (stale, made up).
+    Unknown,
+}
+
+/// The live policy behind `handle`, as an `Arc` of its own (the full
+/// methods read JS values, which can run JS that frees it).
+pub(crate) fn get(handle: f64) -> Result<Arc<RetryPolicy>, Miss> {
+    let r = POLICIES.try_read().map_err(|_| Miss::Unknown)?;
+    let (i, generation) = split(handle).ok_or(Miss::Unknown)?;
+    match r.slots.get(i) {
+        Some(s) if s.generation == generation => match &s.policy {
+            Some(p) => Ok(Arc::clone(p)),
+            None if s.freed => Err(Miss::Freed),
+            None => Err(Miss::Unknown),
+        },
+        _ => Err(Miss::Unknown),
+    }
+}
+
+/// How many slots are taken (live policies and freed ones not collected
+/// yet).
+pub(crate) fn taken() -> Option<u64> {
+    let r = POLICIES.try_read().ok()?;
+    u64::try_from(r.slots.len().saturating_sub(r.free.len())).ok()
 }
 
 /// `f(policy, retry_number, src)` for the live policy behind `handle`, or
@@ -132,6 +183,7 @@ pub(crate) fn delay(
         Some(Slot {
             generation: g,
             policy: Some(p),
+            ..
         }) if *g == generation => f(p, retry_number, src),
         _ => -1.0,
     }
@@ -170,6 +222,20 @@ mod tests {
         release(a); // stale: no effect
         assert_eq!(with(b, RetryPolicy::max_attempts), Some(7));
         release(b);
+        // free(): the policy goes at once, the slot stays taken (the
+        // handle reads as freed) until release().
+        let c = register(Arc::new(RetryPolicy::default())).unwrap_or(-1.0);
+        let before = taken();
+        free(c);
+        assert!(matches!(get(c), Err(Miss::Freed)));
+        assert_eq!(with(c, RetryPolicy::max_attempts), None);
+        assert_eq!(taken(), before);
+        let d = register(Arc::new(RetryPolicy::default())).unwrap_or(-1.0);
+        assert_ne!(split(c).map(|s| s.0), split(d).map(|s| s.0));
+        release(c);
+        assert!(matches!(get(c), Err(Miss::Unknown)));
+        assert_eq!(taken(), before); // c gave its slot back, d took one
+        release(d);
         for bad in [-1.0, 0.5, f64::NAN, f64::INFINITY, 1e300] {
             assert_eq!(with(bad, RetryPolicy::max_attempts), None);
         }

@@ -149,15 +149,16 @@ fn single_time_component(bytes: &[u8]) -> Option<u64> {
     if digits.is_empty() || digits.len() > 9 {
         return None;
     }
+    // With at most nine digits, `n < 10^9` and `n · unit < 3.6 · 10^15`:
+    // nothing can overflow, so plain products rather than `checked_mul`,
+    // which on wasm32 is a call to a 128-bit multiplication.
     let n = digits.iter().try_fold(0_u64, |n, &d| {
-        d.is_ascii_digit()
-            .then(|| {
-                n.checked_mul(10)?
-                    .checked_add(u64::from(d.wrapping_sub(b'0')))
-            })
-            .flatten()
+        d.is_ascii_digit().then(|| {
+            n.wrapping_mul(10)
+                .wrapping_add(u64::from(d.wrapping_sub(b'0')))
+        })
     })?;
-    n.checked_mul(unit)
+    Some(n.wrapping_mul(unit))
 }
 
 /// [`parse_ms`] for every spelling of the grammar, and every error.

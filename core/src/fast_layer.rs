@@ -96,6 +96,11 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    // The wasm build is optimised for size (opt-level "z"), which keeps
+    // even these few-instruction steps out of line: a call per byte or
+    // token. Inlined there, reading a document takes far less time (see
+    // bindings-wasm); the native build inlines them anyway.
+    #[cfg_attr(target_family = "wasm", inline(always))]
     fn peek(&self) -> Option<u8> {
         self.rest.first().copied()
     }
@@ -104,6 +109,15 @@ impl<'a> Scanner<'a> {
         self.rest = self.rest.get(n..).unwrap_or_default();
     }
 
+    /// Past the byte just peeked.
+    #[cfg_attr(target_family = "wasm", inline(always))]
+    fn bump(&mut self) {
+        if let [_, tail @ ..] = self.rest {
+            self.rest = tail;
+        }
+    }
+
+    #[cfg_attr(target_family = "wasm", inline(always))]
     fn ws(&mut self) {
         while let [b' ' | b'\t' | b'\n' | b'\r', tail @ ..] = self.rest {
             self.rest = tail;
@@ -111,6 +125,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// The byte `b`, after any whitespace.
+    #[cfg_attr(target_family = "wasm", inline(always))]
     fn eat(&mut self, b: u8) -> Option<()> {
         self.ws();
         match self.rest {
@@ -128,7 +143,7 @@ impl<'a> Scanner<'a> {
         self.eat(b'{')?;
         self.ws();
         if self.peek()? == b'}' {
-            self.skip(1);
+            self.bump();
         } else {
             loop {
                 self.ws();
@@ -180,9 +195,9 @@ impl<'a> Scanner<'a> {
                 }
                 self.ws();
                 match self.peek()? {
-                    b',' => self.skip(1),
+                    b',' => self.bump(),
                     b'}' => {
-                        self.skip(1);
+                        self.bump();
                         break;
                     }
                     _ => return None,
@@ -197,40 +212,33 @@ impl<'a> Scanner<'a> {
     /// (anything else gives up). Told apart by their first byte, and
     /// `max_…` and `backoff_…` by one more, then compared whole.
     fn key(&mut self) -> Option<Field> {
-        let body = self.rest.strip_prefix(b"\"")?;
-        // Each arm compares a name of known length: inlined, no memcmp.
-        let (field, rest) = match body.first()? {
-            b'm' if body.get(4) == Some(&b'a') => {
-                (Field::MaxAttempts, body.strip_prefix(b"max_attempts\""))
+        let [b'"', body @ ..] = self.rest else {
+            return None;
+        };
+        // `matches!` rather than `==` on options: `Option`'s `PartialEq`
+        // is a call in the wasm build.
+        let (field, name): (_, &[u8]) = match body.first()? {
+            b'm' if matches!(body.get(4), Some(b'a')) => (Field::MaxAttempts, b"max_attempts\""),
+            b'm' => (Field::MaxInterval, b"max_interval\""),
+            b'i' => (Field::InitialInterval, b"initial_interval\""),
+            b'b' if matches!(body.get(8), Some(b'c')) => {
+                (Field::BackoffCoefficient, b"backoff_coefficient\"")
             }
-            b'm' => (Field::MaxInterval, body.strip_prefix(b"max_interval\"")),
-            b'i' => (
-                Field::InitialInterval,
-                body.strip_prefix(b"initial_interval\""),
-            ),
-            b'b' if body.get(8) == Some(&b'c') => (
-                Field::BackoffCoefficient,
-                body.strip_prefix(b"backoff_coefficient\""),
-            ),
-            b'b' => (
-                Field::BackoffStrategy,
-                body.strip_prefix(b"backoff_strategy\""),
-            ),
-            b'j' => (Field::Jitter, body.strip_prefix(b"jitter\"")),
-            b'n' => (
-                Field::NonRetryableErrors,
-                body.strip_prefix(b"non_retryable_errors\""),
-            ),
-            b'o' => (Field::OnExhaustion, body.strip_prefix(b"on_exhaustion\"")),
+            b'b' => (Field::BackoffStrategy, b"backoff_strategy\""),
+            b'j' => (Field::Jitter, b"jitter\""),
+            b'n' => (Field::NonRetryableErrors, b"non_retryable_errors\""),
+            b'o' => (Field::OnExhaustion, b"on_exhaustion\""),
             _ => return None,
         };
-        self.rest = rest?;
+        self.rest = strip(body, name)?;
         Some(field)
     }
 
     /// A string without escapes, borrowed from the text.
     fn string(&mut self) -> Option<&'a str> {
-        let body = self.rest.strip_prefix(b"\"")?;
+        let [b'"', body @ ..] = self.rest else {
+            return None;
+        };
         let len = string_len(body)?;
         let start = self.text.len().checked_sub(body.len())?;
         // Both ends are next to an ASCII quote, so on character boundaries.
@@ -244,7 +252,7 @@ impl<'a> Scanner<'a> {
         self.eat(b'[')?;
         self.ws();
         if self.peek()? == b']' {
-            self.skip(1);
+            self.bump();
             return Some(Vec::new());
         }
         // The usual list is short: one allocation up front.
@@ -254,9 +262,9 @@ impl<'a> Scanner<'a> {
             list.push(String::from(self.string()?));
             self.ws();
             match self.peek()? {
-                b',' => self.skip(1),
+                b',' => self.bump(),
                 b']' => {
-                    self.skip(1);
+                    self.bump();
                     return Some(list);
                 }
                 _ => return None,
@@ -299,31 +307,38 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Digits, as many as there are; `None` when there are none.
-    fn digits(&mut self) -> Option<&'a [u8]> {
-        let n = self.rest.iter().take_while(|b| b.is_ascii_digit()).count();
-        let (digits, rest) = self.rest.split_at_checked(n)?;
-        self.rest = rest;
-        (n > 0).then_some(digits)
+    /// Digits, as many as there are, appended to `m`: the value and how
+    /// many digits there were; `None` when there are none or the value
+    /// exceeds 2^53 (see [`push_digit`]).
+    #[cfg_attr(target_family = "wasm", inline(always))]
+    fn digits(&mut self, m: u64) -> Option<(u64, usize)> {
+        let mut m = m;
+        let mut n: usize = 0;
+        while let [d @ b'0'..=b'9', tail @ ..] = self.rest {
+            m = push_digit(m, *d)?;
+            n = n.checked_add(1)?;
+            self.rest = tail;
+        }
+        (n > 0).then_some((m, n))
     }
 
     /// `int [frac] [exp]` of the JSON grammar (no minus sign), when its
     /// value is certain to be the one serde_json reads.
     fn number(&mut self) -> Option<Num> {
-        let int = self.digits()?;
+        let zero = matches!(self.rest, [b'0', ..]);
+        let (mut m, len) = self.digits(0)?;
         // A leading zero stands alone: `01` is not JSON.
-        if int.len() > 1 && int.first() == Some(&b'0') {
+        if zero && len > 1 {
             return None;
         }
-        let mut m = accumulate(0, int)?;
         // The decimal exponent of the last digit in `m`.
         let mut e: i32 = 0;
         let mut float = false;
-        if let Some(rest) = self.rest.strip_prefix(b".") {
+        if let [b'.', rest @ ..] = self.rest {
             self.rest = rest;
-            let frac = self.digits()?;
-            m = accumulate(m, frac)?;
-            e = i32::try_from(frac.len()).ok()?.checked_neg()?;
+            let (with_frac, frac) = self.digits(m)?;
+            m = with_frac;
+            e = i32::try_from(frac).ok()?.checked_neg()?;
             float = true;
         }
         if let [b'e' | b'E', rest @ ..] = self.rest {
@@ -333,13 +348,13 @@ impl<'a> Scanner<'a> {
                 _ => (false, rest),
             };
             self.rest = rest;
-            let digits = self.digits()?;
+            let (x, len) = self.digits(0)?;
             // A long exponent gives up (what it does to the value is not
             // worth reading here).
-            if digits.len() > 3 {
+            if len > 3 {
                 return None;
             }
-            let x = i32::try_from(accumulate(0, digits)?).ok()?;
+            let x = i32::try_from(x).ok()?;
             e = if negative {
                 e.checked_sub(x)?
             } else {
@@ -376,48 +391,77 @@ fn pow10(k: u32) -> Option<f64> {
     (k <= 22).then(|| (0..k).fold(1.0, |p, _| p * 10.0))
 }
 
-/// `m` followed by `digits`, when that is at most 2^53.
-fn accumulate(m: u64, digits: &[u8]) -> Option<u64> {
-    let m = digits.iter().try_fold(m, |m, d| {
-        m.checked_mul(10)?
-            .checked_add(u64::from(d.wrapping_sub(b'0')))
-    })?;
+/// `m` followed by the digit `d`, when that is at most 2^53. Appending
+/// digits never makes a number smaller, so checking each step is checking
+/// the whole. `m` is at most 2^53, so `10 m + 9` fits in 64 bits: the
+/// plain product, not `checked_mul`, which on wasm32 is a call to a
+/// 128-bit multiplication.
+#[cfg_attr(target_family = "wasm", inline(always))]
+fn push_digit(m: u64, d: u8) -> Option<u64> {
+    if m > EXACT {
+        return None;
+    }
+    let m = m
+        .wrapping_mul(10)
+        .wrapping_add(u64::from(d.wrapping_sub(b'0')));
     (m <= EXACT).then_some(m)
+}
+
+/// `body` after `name`, compared a byte at a time: slice equality and
+/// `strip_prefix` are calls to `memcmp` in the wasm build.
+#[cfg_attr(target_family = "wasm", inline(always))]
+fn strip<'b>(body: &'b [u8], name: &[u8]) -> Option<&'b [u8]> {
+    let mut rest = body;
+    for &c in name {
+        match rest {
+            [b, tail @ ..] if *b == c => rest = tail,
+            _ => return None,
+        }
+    }
+    Some(rest)
 }
 
 /// The length of the string that starts `body` (the text after an opening
 /// quote) up to its closing quote; `None` at an escape (rare: the complete
 /// reader decodes it), a control character (invalid JSON) or no closing
 /// quote.
+#[cfg_attr(target_family = "wasm", inline(always))]
 fn string_len(body: &[u8]) -> Option<usize> {
     // Eight bytes at a time: error types and keys are mostly longer.
-    let mut chunks = body.chunks_exact(8);
+    // Slice patterns, not `chunks_exact`: its iterator is calls in the
+    // wasm build.
+    let mut rest = body;
     let mut done: usize = 0;
-    for chunk in &mut chunks {
-        let stops = stops(u64::from_le_bytes(chunk.try_into().ok()?));
+    while let [a, b, c, d, e, f, g, h, tail @ ..] = rest {
+        let stops = stops(u64::from_le_bytes([*a, *b, *c, *d, *e, *f, *g, *h]));
         if stops != 0 {
             // Little-endian: the lowest flagged byte comes first.
             let at = usize::try_from(stops.trailing_zeros().checked_div(8)?).ok()?;
             return quote_at(body, done.checked_add(at)?);
         }
         done = done.checked_add(8)?;
+        rest = tail;
     }
-    let at = chunks
-        .remainder()
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-    quote_at(body, done.checked_add(at)?)
+    for &b in rest {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return quote_at(body, done);
+        }
+        done = done.checked_add(1)?;
+    }
+    None
 }
 
 /// `at`, when the byte there is the closing quote (not a stop that gives
 /// up).
+#[cfg_attr(target_family = "wasm", inline(always))]
 fn quote_at(body: &[u8], at: usize) -> Option<usize> {
-    (body.get(at) == Some(&b'"')).then_some(at)
+    matches!(body.get(at), Some(b'"')).then_some(at)
 }
 
 /// The high bit of each byte of `w` that is a quote, a backslash or below
 /// 0x20, exact up to the first such byte (the usual word-at-a-time tests:
 /// bytes above a flagged one may be flagged wrongly, by its borrow).
+#[cfg_attr(target_family = "wasm", inline(always))]
 fn stops(w: u64) -> u64 {
     const ONES: u64 = u64::from_ne_bytes([1; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);

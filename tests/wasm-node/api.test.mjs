@@ -232,11 +232,10 @@ test("delay(n, { u }) and delay(n, { seed }) take a shortcut in api.js with the 
 const glue = await import(
   new URL("./ojs_retry_wasm.js", pathToFileURL(createRequire(import.meta.url).resolve("ojs-retry-wasm/package.json")))
 );
-const handleOf = (p) => {
-  p.delay(1, 0.5); // api.js reads the handle on the first fast call
-  const [sym] = Object.getOwnPropertySymbols(p);
-  return p[sym];
-};
+// A policy's handle stays private to the class (a `#` field): the raw
+// exports below get a twin, the same document registered through the
+// factory export the constructor uses.
+const twin = (doc) => glue.__make(0, doc, undefined);
 
 function sameError(a, b, what) {
   let ea;
@@ -259,11 +258,13 @@ function sameError(a, b, what) {
 }
 
 test("the fast delay exports agree with the full path; -1 for anything invalid, including a freed handle", () => {
-  const p = new RetryPolicy({ initial_interval: "PT2S", backoff_coefficient: 3, max_interval: "PT1H" });
-  const h = handleOf(p);
+  const doc = { initial_interval: "PT2S", backoff_coefficient: 3, max_interval: "PT1H" };
+  const p = new RetryPolicy(doc);
+  const h = twin(doc);
   assert.equal(typeof h, "number");
-  // The handle is not an own enumerable key: keys and JSON are unchanged.
-  assert.deepEqual(Object.keys(p).filter((k) => k !== "__wbg_ptr"), []);
+  // The handle is no key at all: keys and JSON are the document's.
+  assert.deepEqual(Object.keys(p), []);
+  assert.deepEqual(Object.getOwnPropertySymbols(p), []);
   assert.deepEqual(JSON.parse(JSON.stringify(p)), p.toJSON());
   const viaFull = (j) => Object.assign(Object.create(null), j);
   for (const n of [1, 2, 5, 12, 25, 1000, 2 ** 53 - 1]) {
@@ -271,6 +272,7 @@ test("the fast delay exports agree with the full path; -1 for anything invalid, 
       const full = p.delay(n, viaFull({ u }));
       assert.equal(glue.__delayU(h, n, u), full, `u ${n} ${u}`);
       assert.equal(p.delay(n, u), full);
+      assert.equal(p.delay(n, { u }), full);
     }
     for (const seed of [0, 7, 2 ** 53 - 1]) {
       const full = p.delay(n, viaFull({ seed }));
@@ -289,33 +291,47 @@ test("the fast delay exports agree with the full path; -1 for anything invalid, 
   for (const bad of [-1, 0.5, NaN, Infinity, 2 ** 60, h + 2 ** 40]) {
     assert.equal(glue.__delayU(bad, 1, 0.5), -1, `handle ${bad}`);
     assert.equal(glue.__delayS(bad, 1, 3), -1, `handle ${bad}`);
+    assert.equal(glue.__policyNum(bad, 0), -1, `handle ${bad}`);
+    assertOjsError(() => glue.__policyValue(bad, 0), "validation.invalid_argument", "policy");
+    assertOjsError(() => glue.__policyCall(0, bad, 1, 0.5), "validation.invalid_argument", "policy");
   }
-  // Freed: the handle is dead, and stays dead when its slot is reused.
-  const q = new RetryPolicy({ max_attempts: 4 });
-  const hq = handleOf(q);
-  const expected = q.delay(3, 0.5);
-  q.free();
+  glue.__release(h, true);
+  // Freed: the handle is dead at once; its slot is reused only once the
+  // object is collected (`__release(h, true)`, the FinalizationRegistry's
+  // call), with the next generation, so the old handle stays dead.
+  const hq = twin({ max_attempts: 4 });
+  const expected = glue.__delayU(hq, 3, 0.5);
+  glue.__release(hq, false);
   assert.equal(glue.__delayU(hq, 3, 0.5), -1);
-  assert.throws(() => q.delay(3, 0.5), /null pointer/);
-  assert.throws(() => q.delay(3, { seed: 1 }), /null pointer/);
-  assert.throws(() => q.delays([3], { seed: 1 }), /null pointer/);
-  const reused = Array.from({ length: 8 }, () => new RetryPolicy({ initial_interval: "PT7S", max_interval: "PT1H" }));
+  assert.equal(glue.__policyNum(hq, 0), -1);
+  const freed = "expected a live RetryPolicy, found one already freed";
+  assert.equal(assertOjsError(() => glue.__policyValue(hq, 0), "validation.invalid_argument", "policy").faults[0].message, freed);
+  const other = twin({});
+  assert.notEqual(other, hq); // the freed slot is not reused yet
+  glue.__release(hq, true);
+  glue.__release(hq, true); // twice: no effect
+  const stale = "expected a live RetryPolicy, found a released or unknown policy handle";
+  assert.equal(assertOjsError(() => glue.__policyValue(hq, 0), "validation.invalid_argument", "policy").faults[0].message, stale);
+  const reused = Array.from({ length: 8 }, () => twin({ initial_interval: "PT7S", max_interval: "PT1H" }));
   assert.equal(glue.__delayU(hq, 3, 0.5), -1);
+  assert.ok(reused.some((r) => r % 2 ** 32 === hq % 2 ** 32), "the slot is reused");
   for (const r of reused) {
-    assert.equal(r.delay(3, 0.5), 28_000);
-    assert.notEqual(handleOf(r), hq);
+    assert.equal(glue.__delayU(r, 3, 0.5), 28_000);
+    assert.notEqual(r, hq);
   }
   assert.equal(expected, 4000);
-  for (const r of reused) r.free();
-  // A frozen policy cannot keep its handle: it is read on every call.
+  for (const r of [...reused, other]) glue.__release(r, true);
+  // A frozen policy keeps its handle (a private field).
   const f = Object.freeze(new RetryPolicy());
   assert.equal(f.delay(2, 0.5), 2000);
   assert.equal(f.delay(2, { seed: 9 }), new RetryPolicy().delay(2, { seed: 9 }));
   assert.deepEqual(f.delays([1, 2], { u: 0.5 }), [1000, 2000]);
-  // merge() and preset() build policies that take the same fast path.
+  // merge() and preset() build policies of the class, on the same fast path.
   const m = RetryPolicy.merge({ initial_interval: "PT2S" }, { backoff_coefficient: 3, max_interval: "PT1H" });
+  assert.ok(m instanceof RetryPolicy);
   assert.equal(m.delay(5, 0.25), p.delay(5, viaFull({ u: 0.25 })));
-  assert.equal(typeof handleOf(m), "number");
+  assert.equal(m.toString(), p.toString());
+  assert.ok(RetryPolicy.preset("sidekiq", {}) instanceof RetryPolicy);
 });
 
 test("delays(ns, { u } | { seed }) through the scratch buffer agrees with the full path", () => {
@@ -363,11 +379,12 @@ test("delays(ns, { u } | { seed }) through the scratch buffer agrees with the fu
   assert.equal(glue.__scratch(NaN), -1);
   assert.equal(glue.__scratch(1024), at);
   // Invalid batch arguments of the raw export: -1, nothing written.
-  const h = handleOf(p);
+  const h = twin({ initial_interval: "PT1S", backoff_coefficient: 1.5, max_interval: "PT2H" });
   assert.equal(glue.__delays(h, 1, 1.5, 1), -1);
   assert.equal(glue.__delays(h, 0, 0.5, 4096), -1);
   assert.equal(glue.__delays(h, 0, 0.5, -1), -1);
   assert.equal(glue.__delays(-1, 0, 0.5, 1), -1);
+  glue.__release(h, true);
 });
 
 test("delays: JS run while the numbers are read (getters) cannot corrupt the batch", () => {
@@ -405,7 +422,7 @@ test("delays: JS run while the numbers are read (getters) cannot corrupt the bat
       return 1;
     },
   });
-  assert.throws(() => q.delays(freeing, { seed: 1 }), /null pointer/);
+  assertOjsError(() => q.delays(freeing, { seed: 1 }), "validation.invalid_argument", "policy");
   // A throwing getter: its own error.
   const throwing = [1];
   Object.defineProperty(throwing, 0, {
@@ -475,13 +492,41 @@ test("api.js keeps wasm-bindgen's surface: getters, functions, and errors on a f
   assert.equal(new RetryPolicy().presetSystem, null);
   assert.equal(new RetryPolicy({ jitter: false }).jitter, false);
   assert.equal(new RetryPolicy({ backoff_coefficient: 1.5 }).backoffCoefficient, 1.5);
-  // A freed object: wasm-bindgen's own error, as before.
+  // A freed policy: the typed `policy` error from every member (freeing
+  // again, or through Symbol.dispose, does nothing).
   const q = new RetryPolicy();
   q.free();
-  for (const f of [() => q.maxAttempts, () => q.presetSystem, () => q.jitter, () => q.toJSON(), () => q.toString(),
-    () => q.delay(1, 0.5), () => q.delay(1, { seed: 1 }), () => q.delays([1], { seed: 1 })]) {
-    assert.throws(f, { name: "Error", message: "null pointer passed to rust" });
+  q.free();
+  if (Symbol.dispose) q[Symbol.dispose]();
+  const state = new RetryState();
+  for (const f of [() => q.maxAttempts, () => q.presetSystem, () => q.jitter, () => q.maxRetries, () => q.nonRetryableErrors,
+    () => q.toJSON(), () => q.toString(), () => q.delay(1, 0.5), () => q.delay(1, { seed: 1 }), () => q.delay(1),
+    () => q.delays([1], { seed: 1 }), () => q.delays([1]), () => q.schedule(2), () => q.decide({ attempt: 1 }),
+    () => state.recordFailure(q, { type: "a", message: "b" }), () => state.recordTimeout(q)]) {
+    const e = assertOjsError(f, "validation.invalid_argument", "policy");
+    assert.equal(e.message, "validation.invalid_argument: policy: expected a live RetryPolicy, found one already freed");
   }
+  if (Symbol.dispose) {
+    const d = new RetryPolicy();
+    assert.equal(RetryPolicy.prototype[Symbol.dispose], RetryPolicy.prototype.free);
+    d[Symbol.dispose]();
+    assertOjsError(() => d.maxAttempts, "validation.invalid_argument", "policy");
+  }
+  // Not a policy (a forged object, a proxy, a clone, a borrowed method):
+  // the typed error too.
+  const live = new RetryPolicy();
+  for (const other of [Object.create(RetryPolicy.prototype), {}, new Proxy(live, {}), structuredClone(live), 5, null, undefined]) {
+    for (const f of [
+      () => Object.getOwnPropertyDescriptor(RetryPolicy.prototype, "maxAttempts").get.call(other),
+      () => RetryPolicy.prototype.delay.call(other, 1, 0.5),
+      () => RetryPolicy.prototype.toString.call(other),
+      () => RetryPolicy.prototype.free.call(other),
+      () => state.recordFailure(other, { type: "a", message: "b" }),
+    ]) {
+      assert.match(assertOjsError(f, "validation.invalid_argument", "policy").message, /expected a RetryPolicy, found /);
+    }
+  }
+  assert.equal(live.maxAttempts, 3);
   const s = new RetryState();
   s.free();
   assert.throws(() => s.attempt, { message: "null pointer passed to rust" });
