@@ -529,17 +529,11 @@ fn delays_into(p: &CorePolicy, buf: &mut [f64]) -> f64 {
     else {
         return -1.0;
     };
-    // The source's work once for the batch (a key hashed once).
-    let Ok(delays) = p.delays_with(src) else {
-        return -1.0;
-    };
-    for slot in slots {
-        match ojs_retry::args::uint_from_f64("retry_number", *slot).and_then(|n| delays.delay(n)) {
-            Ok(d) => *slot = num(d),
-            Err(_) => return -1.0,
-        }
+    // The source's work once for the batch; the core's loop in place.
+    match p.delays_with(src).and_then(|d| d.fill(slots)) {
+        Ok(()) => 0.0,
+        Err(_) => -1.0,
     }
-    0.0
 }
 
 /// The delay of retry `n` (a JS number), or `-1` for any invalid input.

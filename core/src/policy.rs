@@ -24,7 +24,7 @@ use alloc::vec::Vec;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use serde_json::{Map, Value};
 
-use crate::backoff::{Backoff, Curve, Rounding, ScheduleRow, Spread, Strategy};
+use crate::backoff::{Backoff, CappedDelays, Curve, Rounding, ScheduleRow, Spread, Strategy};
 use crate::duration::{self, MAX_MS};
 use crate::error::{Error, ErrorCode, Faults, quote, show_f64};
 use crate::jitter::{JitterSource, Sample};
@@ -305,8 +305,8 @@ pub struct RetryPolicy {
     on_exhaustion: OnExhaustion,
     strategy: Strategy,
     backoff: Backoff,
-    /// [`Backoff::capped_from`], computed once.
-    capped_from: u64,
+    /// [`Backoff::capped_delays`], computed once.
+    capped: CappedDelays,
     /// Set for a policy built from another system's configuration.
     preset: Option<alloc::boxed::Box<crate::presets::Preset>>,
 }
@@ -395,7 +395,7 @@ impl RetryPolicy {
             non_retryable_errors,
             on_exhaustion,
             strategy,
-            capped_from: backoff.capped_from(),
+            capped: backoff.capped_delays(),
             backoff,
             preset: None,
         }
@@ -828,7 +828,7 @@ impl RetryPolicy {
             return p.delay(n, jitter);
         }
         let sample = self.sample(n, jitter)?;
-        Ok(self.backoff.delay_capped_from(n, sample, self.capped_from))
+        Ok(self.backoff.delay_capped(n, sample, &self.capped))
     }
 
     /// The schedule of retries `1..=count`: raw, capped, the jitter range
@@ -934,9 +934,65 @@ impl Delays<'_> {
             Draw::Stream(seed) => Sample::from_u64(crate::jitter::splitmix64(seed, retry_number)),
             Draw::Each(ref j) => return p.delay_for(retry_number, j),
         };
-        Ok(p.backoff
-            .delay_capped_from(retry_number, sample, p.capped_from))
+        Ok(p.backoff.delay_capped(retry_number, sample, &p.capped))
     }
+
+    /// The delays of many retries in place: each slot holds a retry number
+    /// as a JavaScript number (an `f64`, as [`crate::args::uint_from_f64`]
+    /// takes it) and is overwritten with that retry's delay in ms (exact:
+    /// at most 2^53 − 1). Each answer equals [`Delays::delay`]'s.
+    ///
+    /// # Errors
+    ///
+    /// The first slot that is not a valid retry number stops the batch with
+    /// the error [`crate::args::uint_from_f64`] or [`Delays::delay`] gives
+    /// for it (field `"retry_number"`); the slots before it hold their
+    /// delays, it and the later ones are unchanged.
+    ///
+    /// ```
+    /// use ojs_retry::{RetryPolicy, JitterSource};
+    /// let p = RetryPolicy::default();
+    /// let mut slots = [1.0, 2.0, 10.0];
+    /// p.delays_with(JitterSource::Uniform(0.5))?.fill(&mut slots)?;
+    /// assert_eq!(slots, [1_000.0, 2_000.0, 300_000.0]);
+    /// let mut bad = [1.0, 0.5, 3.0];
+    /// let e = p.delays_with(JitterSource::Uniform(0.5))?.fill(&mut bad).unwrap_err();
+    /// assert_eq!((e.field(), bad), ("retry_number", [1_000.0, 0.5, 3.0]));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
+    // The source is matched once per batch, not per retry, so that each
+    // loop below is the table lookup (or the cap), the draw and the jitter.
+    pub fn fill(&self, slots: &mut [f64]) -> Result<(), Error> {
+        let p = self.policy;
+        let (b, known) = (&p.backoff, &p.capped);
+        match self.draw {
+            Draw::Fixed(s) => fill_each(slots, |n| Ok(b.delay_capped(n, s, known))),
+            Draw::Stream(seed) => fill_each(slots, |n| {
+                let s = Sample::from_u64(crate::jitter::splitmix64(seed, n));
+                Ok(b.delay_capped(n, s, known))
+            }),
+            Draw::Each(ref j) => fill_each(slots, |n| p.delay_for(n, j)),
+        }
+    }
+}
+
+/// [`Delays::fill`]'s loop, with the per-retry step `delay` (given a
+/// checked retry number).
+#[inline(always)]
+fn fill_each(
+    slots: &mut [f64],
+    mut delay: impl FnMut(u64) -> Result<u64, Error>,
+) -> Result<(), Error> {
+    for slot in slots {
+        let n = crate::args::uint_from_f64("retry_number", *slot)?;
+        check_retry_number(n)?;
+        let d = delay(n)?;
+        // d ≤ 2^53 − 1: exact.
+        #[allow(clippy::cast_precision_loss)]
+        let d = d as f64;
+        *slot = d;
+    }
+    Ok(())
 }
 
 // Always inlined at the wasm build's opt-level z, which would keep it a call.
