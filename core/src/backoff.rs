@@ -171,7 +171,7 @@ pub(crate) struct CappedDelays {
 }
 
 impl CappedDelays {
-    /// The table's capacity, in retries.
+    /// The table's capacity, in retries (a power of two: see `get`).
     pub(crate) const TABLE: usize = 16;
 
     /// Nothing known.
@@ -211,8 +211,10 @@ impl CappedDelays {
         if i >= u64::from(self.len) {
             return None;
         }
-        // i < len ≤ TABLE: the conversion and the lookup succeed.
-        let i = usize::try_from(i).ok()?;
+        // i < len ≤ TABLE, so the mask keeps it (and tells the compiler
+        // that the lookup needs no bounds check).
+        #[allow(clippy::cast_possible_truncation)]
+        let i = (i as usize) & (Self::TABLE - 1);
         self.table.get(i).map(|&ms| u64::from(ms))
     }
 
@@ -454,6 +456,13 @@ impl Backoff {
             Spread::Decorrelated => self.decorrelated_step(capped, sample),
         };
         d.min(self.cap_ms)
+    }
+
+    /// [`Backoff::jittered`] for [`Spread::Proportional`], the OJS spread,
+    /// for loops that matched the spread once.
+    #[inline(always)]
+    pub(crate) fn proportional(&self, capped: u64, sample: Sample) -> u64 {
+        scale(capped, sample.bits().saturating_add(1 << 52)).min(self.cap_ms)
     }
 
     /// One schedule row for retry `n` (without the cumulative sum).

@@ -82,6 +82,12 @@ prop_compose! {
     }
 }
 
+/// Every preset with its system's defaults (their delays are drawn per retry).
+fn preset_policy() -> impl proptest::strategy::Strategy<Value = RetryPolicy> {
+    proptest::sample::select(&ojs_retry::PRESET_SYSTEMS[..])
+        .prop_map(|system| RetryPolicy::preset(system, "{}").expect("defaults are valid"))
+}
+
 fn retry_number() -> impl proptest::strategy::Strategy<Value = u64> {
     prop_oneof![1..=64u64, 1..=u64::from(u32::MAX), 1..=MAX_MS]
 }
@@ -124,7 +130,7 @@ proptest! {
 
     #[test]
     fn fill_equals_delay(
-        p in prop_oneof![policy(), tabled_policy()],
+        p in prop_oneof![policy(), tabled_policy(), preset_policy()],
         ns in proptest::collection::vec(prop_oneof![
             (0..=70u64).prop_map(|n| n as f64),
             retry_number().prop_map(|n| n as f64),
