@@ -179,6 +179,19 @@ impl JitterSource<'_> {
         match *self {
             Self::Uniform(u) => Sample::from_unit(u),
             Self::Seed(seed) => Ok(Sample::from_u64(splitmix64(seed, retry_number))),
+            _ => self.sample_other(retry_number),
+        }
+    }
+
+    /// [`JitterSource::sample`] for a key or OS entropy: out of line in
+    /// native builds, so that the common sources' path (inlined into every
+    /// `delay`) stays small enough to be inlined itself, where a caller's
+    /// source is then known and the other arms drop out.
+    #[cfg_attr(not(target_family = "wasm"), inline(never))]
+    fn sample_other(&self, retry_number: u64) -> Result<Sample, Error> {
+        match *self {
+            Self::Uniform(u) => Sample::from_unit(u),
+            Self::Seed(seed) => Ok(Sample::from_u64(splitmix64(seed, retry_number))),
             Self::Key(key) => Ok(Sample::from_u64(splitmix64(
                 fnv1a64(key.as_bytes()),
                 retry_number,
