@@ -537,7 +537,9 @@ fn delays_into(p: &CorePolicy, buf: &mut [f64]) -> f64 {
 }
 
 /// The delay of retry `n` (a JS number), or `-1` for any invalid input.
-#[inline]
+// Inlined into each caller, which then knows its jitter source: only that
+// source's arm of the core's `delay` is left.
+#[inline(always)]
 fn fast_delay(p: &CorePolicy, retry_number: f64, src: JitterSource<'_>) -> f64 {
     ojs_retry::args::uint_from_f64("retry_number", retry_number)
         .and_then(|n| p.delay(n, src))
