@@ -145,6 +145,8 @@ function nativeRetryPolicy(native) {
   // SCRATCH_MAX use a buffer of their own.
   const SCRATCH_MAX = 1024
   let scratch = new Float64Array(3 + 32)
+  // Its bytes, which the addon takes (see `ScratchBytes` in src/lib.rs).
+  let scratchBytes = new Uint8Array(scratch.buffer)
 
   class RetryPolicy {
     #h
@@ -237,9 +239,14 @@ function nativeRetryPolicy(native) {
       ) {
         const n = retryNumbers.length
         let buf = scratch
+        let bytes = scratchBytes
         if (n + 3 > buf.length) {
           buf = new Float64Array(n + 3)
-          if (n <= SCRATCH_MAX) scratch = buf
+          bytes = new Uint8Array(buf.buffer)
+          if (n <= SCRATCH_MAX) {
+            scratch = buf
+            scratchBytes = bytes
+          }
         }
         buf[0] = kind
         buf[1] = jitterValue
@@ -251,7 +258,7 @@ function nativeRetryPolicy(native) {
           numbers = typeof x === 'number'
           buf[i + 3] = x
         }
-        if (numbers && delaysInPlace(h, buf) >= 0) {
+        if (numbers && delaysInPlace(h, bytes) >= 0) {
           const out = new Array(n)
           for (let i = 0; i < n; i++) out[i] = buf[i + 3]
           return out
