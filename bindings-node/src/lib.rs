@@ -579,9 +579,16 @@ fn delays_into(p: &CorePolicy, buf: &mut [u8]) -> f64 {
 // source's arm of the core's `delay` is left.
 #[inline(always)]
 fn fast_delay(p: &CorePolicy, retry_number: f64, src: JitterSource<'_>) -> f64 {
-    ojs_retry::args::uint_from_f64("retry_number", retry_number)
-        .and_then(|n| p.delay(n, src))
-        .map_or(-1.0, num)
+    let Ok(n) = ojs_retry::args::uint_from_f64("retry_number", retry_number) else {
+        return -1.0;
+    };
+    match p.delay(n, src) {
+        // A delay is at most `max_interval` ≤ 2^53 − 1 (the `min` says so
+        // to the compiler): the signed conversion, one instruction, is exact.
+        #[allow(clippy::cast_precision_loss, clippy::cast_possible_wrap)]
+        Ok(d) => d.min(ojs_retry::MAX_MS) as i64 as f64,
+        Err(_) => -1.0,
+    }
 }
 
 /// The delays for many retry numbers in one call (one boundary crossing),
