@@ -503,17 +503,25 @@ pub fn delay_s(policy: f64, retry_number: f64, seed: f64) -> f64 {
 }
 
 /// `delays(numbers, { u } | { seed })` in place, in one `Float64Array` the
-/// loader reuses: `[seeded (0 | 1), u or seed, len, n_1 … n_len]`; the
-/// delays replace `n_1 … n_len`. Returns `-1` (the buffer then holds a mix)
-/// for any invalid argument; the loader then calls [`policy_delays`],
-/// which reports the error. Hidden from the public types.
+/// loader reuses (given as its bytes): `[policy handle, seeded (0 | 1),
+/// u or seed, len, n_1 … n_len]`; the delays replace `n_1 … n_len`.
+/// Returns `-1` (the buffer then holds a mix) for any invalid argument, an
+/// unknown handle included; the loader then calls [`policy_delays`], which
+/// reports the error. Hidden from the public types.
 // One typed-array argument written in place: no result array to create
 // (a new `Float64Array` is an external buffer with a finalizer), no
-// per-element Node-API call, nothing allocated; the header rides in the
-// buffer because each further argument is another Node-API call.
+// per-element Node-API call, nothing allocated; the header, the handle
+// included, rides in the buffer because each further argument is another
+// Node-API call.
 #[napi(js_name = "__delaysInPlace")]
-pub fn delays_in_place(policy: f64, buf: ScratchBytes<'_>) -> f64 {
-    slab::with(policy, |p| delays_into(p, buf)).unwrap_or(-1.0)
+pub fn delays_in_place(buf: ScratchBytes<'_>) -> f64 {
+    let Some((handle, rest)) = buf.split_at_mut_checked(8) else {
+        return -1.0;
+    };
+    let Some(handle) = f64_at(handle) else {
+        return -1.0;
+    };
+    slab::with(handle, |p| delays_into(p, rest)).unwrap_or(-1.0)
 }
 
 /// The `f64` at the start of `bytes` (native-endian, as a `Float64Array`
@@ -568,7 +576,11 @@ fn delays_into(p: &CorePolicy, buf: &mut [u8]) -> f64 {
             return -1.0;
         }
         for (x, b) in t.iter().zip(chunk.chunks_exact_mut(8)) {
-            b.copy_from_slice(&x.to_ne_bytes());
+            // Through a fixed-size array: `copy_from_slice` on the
+            // chunk's run-time length is a `memmove` call per delay.
+            if let Some(b) = b.first_chunk_mut::<8>() {
+                *b = x.to_ne_bytes();
+            }
         }
     }
     0.0

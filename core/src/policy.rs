@@ -998,28 +998,24 @@ fn fill_each(
     slots: &mut [f64],
     mut delay: impl FnMut(u64) -> Result<u64, Error>,
 ) -> Result<(), Error> {
-    #[allow(clippy::cast_precision_loss)]
-    let max = MAX_MS as f64;
     for slot in slots {
         let x = *slot;
-        // A retry number is an integral `x ∈ [1, 2^53 − 1]`: there one
-        // signed conversion is exact (and, the range known, compiles without
-        // the saturation of `as`), and its round trip rejects fractions; NaN
-        // fails the range. Anything else takes the single call's checks,
-        // for their error.
-        let mut n = 0;
-        if x >= 1.0 && x <= max {
-            #[allow(clippy::cast_possible_truncation)]
-            let i = x as i64;
-            #[allow(clippy::cast_precision_loss)]
-            if i as f64 == x {
-                n = i.unsigned_abs();
-            }
-        }
-        if n == 0 {
-            n = crate::args::uint_from_f64("retry_number", x)?;
+        // A retry number below 2^52, without a float-integer conversion:
+        // adding 2^52 puts `x`'s integer part in the mantissa bits (a
+        // fraction would be rounded away, which subtracting 2^52 again
+        // shows). NaN fails the range. Anything else, 2^52 up to 2^53 − 1
+        // included, takes the single call's checks (and their error).
+        const TWO_52: f64 = 4_503_599_627_370_496.0;
+        let y = x + TWO_52;
+        // Written out, as in `int_pow`: `contains` stays a call at opt-level z.
+        #[allow(clippy::manual_range_contains)]
+        let n = if x >= 1.0 && x < TWO_52 && y - TWO_52 == x {
+            y.to_bits() & ((1 << 52) - 1)
+        } else {
+            let n = crate::args::uint_from_f64("retry_number", x)?;
             check_retry_number(n)?;
-        }
+            n
+        };
         let d = delay(n)?;
         // d ≤ 2^53 − 1: exact, and a signed conversion (one instruction,
         // where an unsigned one takes six on x86-64).

@@ -135,6 +135,8 @@ proptest! {
             (0..=70u64).prop_map(|n| n as f64),
             retry_number().prop_map(|n| n as f64),
             Just(MAX_MS as f64 + 1.0), Just(2.5), Just(-1.0), Just(f64::NAN), Just(f64::INFINITY),
+            Just(-0.0), Just(0.5), Just(1.5), Just(2f64.powi(52) - 1.0), Just(2f64.powi(52) - 0.5),
+            Just(2f64.powi(52)), Just(2f64.powi(52) + 1.0), Just(MAX_MS as f64),
         ], 0..30),
         u in prop_oneof![unit(), Just(1.0)],
         seed in any::<u64>(),
