@@ -802,6 +802,9 @@ impl RetryPolicy {
     /// }
     /// # Ok::<(), ojs_retry::Error>(())
     /// ```
+    // Inlined: returned through memory, the batch's setup read it back
+    // wider than it was written (a store-forwarding stall per batch).
+    #[inline]
     pub fn delays_with<'p>(&'p self, jitter: JitterSource<'p>) -> Result<Delays<'p>, Error> {
         let draw = if self.preset.is_some() {
             Draw::Each(jitter)
