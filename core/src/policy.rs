@@ -354,7 +354,7 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     // Inlined, the policy is built in the caller's result (parsing returned
-    // it through a 152-byte copy otherwise). Not on wasm, where the three
+    // it through a 224-byte copy otherwise). Not on wasm, where the three
     // copies cost more module bytes (~180) than the copy costs time.
     #[cfg_attr(not(target_family = "wasm"), inline(always))]
     #[allow(clippy::too_many_arguments)]
