@@ -185,9 +185,10 @@ impl JitterSource<'_> {
     }
 
     /// [`JitterSource::sample`] for a key or OS entropy: out of line in
-    /// native builds, so that the common sources' path (inlined into every
-    /// `delay`) stays small enough to be inlined itself, where a caller's
-    /// source is then known and the other arms drop out.
+    /// native builds, so that `delay`'s path for an explicit `u` or a seed
+    /// (every call inlines `sample`) stays small: callgrind, §12.3 policy,
+    /// `delay(n, u)` in a loop: 124 → 101 instructions per call with the
+    /// delay table.
     #[cfg_attr(not(target_family = "wasm"), inline(never))]
     fn sample_other(&self, retry_number: u64) -> Result<Sample, Error> {
         match *self {
