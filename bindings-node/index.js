@@ -140,11 +140,13 @@ function nativeRetryPolicy(native) {
     return -1
   }
 
-  // `[seeded, u or seed, len, n_1 … n_len]`, kept across calls (the addon
-  // never calls back into JS while it holds it); batches longer than
-  // SCRATCH_MAX use a buffer of their own.
+  // `[handle, seeded, u or seed, len, n_1 … n_len]`, kept across calls
+  // (the addon never calls back into JS while it holds it); batches longer
+  // than SCRATCH_MAX use a buffer of their own.
   const SCRATCH_MAX = 1024
-  let scratch = new Float64Array(3 + 32)
+  let scratch = new Float64Array(4 + 32)
+  // Its bytes, which the addon takes (see `ScratchBytes` in src/lib.rs).
+  let scratchBytes = new Uint8Array(scratch.buffer)
 
   class RetryPolicy {
     #h
@@ -237,23 +239,29 @@ function nativeRetryPolicy(native) {
       ) {
         const n = retryNumbers.length
         let buf = scratch
-        if (n + 3 > buf.length) {
-          buf = new Float64Array(n + 3)
-          if (n <= SCRATCH_MAX) scratch = buf
+        let bytes = scratchBytes
+        if (n + 4 > buf.length) {
+          buf = new Float64Array(n + 4)
+          bytes = new Uint8Array(buf.buffer)
+          if (n <= SCRATCH_MAX) {
+            scratch = buf
+            scratchBytes = bytes
+          }
         }
-        buf[0] = kind
-        buf[1] = jitterValue
-        buf[2] = n
+        buf[0] = h
+        buf[1] = kind
+        buf[2] = jitterValue
+        buf[3] = n
         let numbers = true
         // Indexing (not .every) so that holes count as non-numbers.
         for (let i = 0; i < n && numbers; i++) {
           const x = retryNumbers[i]
           numbers = typeof x === 'number'
-          buf[i + 3] = x
+          buf[i + 4] = x
         }
-        if (numbers && delaysInPlace(h, buf) >= 0) {
+        if (numbers && delaysInPlace(bytes) >= 0) {
           const out = new Array(n)
-          for (let i = 0; i < n; i++) out[i] = buf[i + 3]
+          for (let i = 0; i < n; i++) out[i] = buf[i + 4]
           return out
         }
       }

@@ -28,18 +28,22 @@ use crate::jitter::JitterSource;
 pub fn uint_from_f64(field: &str, value: f64) -> Result<u64, Error> {
     #[allow(clippy::cast_precision_loss)]
     let max = MAX_MS as f64;
-    // `!(a && b)` so that NaN fails too. In `[0, 2^53)` the cast is exact
-    // for an integral value and drops the fraction of any other, so the
-    // round trip tells them apart (as `trunc(x) == x` would, without the
-    // call: this is on every JS binding's `delay` path). `-0` passes as 0.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let n = value as u64;
-    #[allow(clippy::cast_precision_loss)]
-    let integral = n as f64 == value;
-    if !(value >= 0.0 && value <= max && integral) {
-        return Err(bad_uint(field, value));
+    // NaN fails the range. In `[0, 2^53)` the cast is exact for an integral
+    // value and drops the fraction of any other, so the round trip tells
+    // them apart (as `trunc(x) == x` would, without the call: this is on
+    // every JS binding's `delay` path). `-0` passes as 0. Signed
+    // conversions, after the range test: one instruction each way on
+    // x86-64, where the unsigned ones take six (a measurable part of a
+    // native `delay`).
+    if value >= 0.0 && value <= max {
+        #[allow(clippy::cast_possible_truncation)]
+        let n = value as i64;
+        #[allow(clippy::cast_precision_loss)]
+        if n as f64 == value {
+            return Ok(n.unsigned_abs());
+        }
     }
-    Ok(n)
+    Err(bad_uint(field, value))
 }
 
 /// Out of line so that [`uint_from_f64`] inlines into the hot paths.
@@ -147,5 +151,61 @@ impl Document {
             top,
             format!("expected a JSON value nested at most {MAX_DEPTH} levels deep (is it cyclic?)"),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The signed route gives the unsigned one's answer (value or error)
+    /// for edges, every power of two, and a spread of integral and
+    /// fractional values.
+    #[test]
+    fn uint_from_f64_matches_the_unsigned_route() {
+        #[allow(
+            clippy::cast_precision_loss,
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss
+        )]
+        let reference = |v: f64| -> Option<u64> {
+            let n = v as u64;
+            (v >= 0.0 && v <= MAX_MS as f64 && n as f64 == v).then_some(n)
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let mut vs = alloc::vec![
+            0.0,
+            -0.0,
+            0.5,
+            1.0,
+            2.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            MAX_MS as f64,
+            MAX_MS as f64 - 0.5,
+            MAX_MS as f64 + 1.0,
+            2f64.powi(63),
+            2f64.powi(64),
+            1e300,
+            -1e300,
+            5e-324,
+            4_294_967_295.0,
+            4_294_967_296.0,
+        ];
+        for e in -1074..=1023 {
+            let p = libm::ldexp(1.0, e);
+            vs.extend([p, -p, p + 1.0, p - 1.0, p + 0.5]);
+        }
+        let mut x: u64 = 1;
+        for _ in 0..200_000 {
+            x = crate::jitter::splitmix64(x, 1);
+            #[allow(clippy::cast_precision_loss)]
+            vs.extend([(x >> 11) as f64, (x >> 20) as f64 + 0.25, f64::from_bits(x)]);
+        }
+        for v in vs {
+            assert_eq!(uint_from_f64("f", v).ok(), reference(v), "{v:e}");
+        }
     }
 }

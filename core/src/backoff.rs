@@ -150,6 +150,87 @@ pub(crate) struct Backoff {
     pub(crate) rounding: Rounding,
 }
 
+/// The capped delays (`min(raw_ms(n), cap)`) of one backoff that are known
+/// at construction ([`Backoff::capped_delays`]): those of retries
+/// `1..=len` in a table, and the cap from retry `from` on. Kept in the
+/// policy, so that most delays cost a lookup and the jitter, not a power.
+///
+/// The table holds `u32`s, at most [`CappedDelays::TABLE`] of them, inline:
+/// the §8 default policy needs 9 (1 s doubling to 300 s), §12.3 4 (15 s ×
+/// 4^(n−1) to 1 h); inline, they cost no allocation per policy, and 64
+/// bytes. A value that does not fit a `u32` (49.7 days) ends the table;
+/// later retries are computed as before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CappedDelays {
+    /// From this retry on, the capped delay is the cap.
+    from: u64,
+    /// How many entries of `table` hold a value (≤ `TABLE`).
+    len: u32,
+    /// `table[i]` is the capped delay of retry `i + 1`, for `i < len`.
+    table: [u32; CappedDelays::TABLE],
+}
+
+impl CappedDelays {
+    /// The table's capacity, in retries (a power of two: see `get`).
+    pub(crate) const TABLE: usize = 16;
+
+    /// Nothing known.
+    pub(crate) const NONE: Self = Self {
+        from: u64::MAX,
+        len: 0,
+        table: [0; Self::TABLE],
+    };
+
+    /// Records `ms` as the capped delay of retry `n` when the table holds
+    /// retries `1..n` and has room and `ms` fits; `false` otherwise. Once
+    /// one retry is refused every later one is, so the table has no gaps.
+    fn push(&mut self, n: u64, ms: u64) -> bool {
+        if u64::from(self.len).checked_add(1) != Some(n) {
+            return false;
+        }
+        let slot = usize::try_from(self.len)
+            .ok()
+            .and_then(|i| self.table.get_mut(i));
+        match (slot, u32::try_from(ms)) {
+            (Some(slot), Ok(ms)) => {
+                *slot = ms;
+                self.len = self.len.saturating_add(1);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The tabled capped delay of retry `n`, if there is one.
+    // Always inlined at the wasm build's opt-level z, which would keep it a call.
+    #[cfg_attr(target_family = "wasm", inline(always))]
+    #[cfg_attr(not(target_family = "wasm"), inline)]
+    fn get(&self, n: u64) -> Option<u64> {
+        // n = 0 wraps to u64::MAX: not in the table.
+        let i = n.wrapping_sub(1);
+        if i >= u64::from(self.len) {
+            return None;
+        }
+        // i < len ≤ TABLE, so the mask keeps it (and tells the compiler
+        // that the lookup needs no bounds check).
+        #[allow(clippy::cast_possible_truncation)]
+        let i = (i as usize) & (Self::TABLE - 1);
+        self.table.get(i).map(|&ms| u64::from(ms))
+    }
+
+    /// The first retry from which the capped delay is the cap.
+    #[cfg(test)]
+    pub(crate) fn from(&self) -> u64 {
+        self.from
+    }
+
+    /// How many retries the table holds.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> u32 {
+        self.len
+    }
+}
+
 /// One row of a schedule: every intermediate value for one retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScheduleRow {
@@ -377,6 +458,13 @@ impl Backoff {
         d.min(self.cap_ms)
     }
 
+    /// [`Backoff::jittered`] for [`Spread::Proportional`], the OJS spread,
+    /// for loops that matched the spread once.
+    #[inline(always)]
+    pub(crate) fn proportional(&self, capped: u64, sample: Sample) -> u64 {
+        scale(capped, sample.bits().saturating_add(1 << 52)).min(self.cap_ms)
+    }
+
     /// One schedule row for retry `n` (without the cumulative sum).
     pub(crate) fn row(&self, n: u64, sample: Option<Sample>) -> ScheduleRow {
         let raw_ms = self.raw_ms(n);
@@ -393,48 +481,85 @@ impl Backoff {
         }
     }
 
-    /// The final delay for retry `n`.
-    #[inline]
-    /// The reference route that [`Backoff::delay_capped_from`] must equal.
+    /// The reference route that [`Backoff::delay_capped`] must equal.
     #[cfg(test)]
     pub(crate) fn delay(&self, n: u64, sample: Sample) -> u64 {
         self.jittered(self.raw_ms(n).min(self.cap_ms), sample)
     }
 
-    /// [`Backoff::delay`], skipping the raw value from retry `capped_from`
-    /// ([`Backoff::capped_from`]) on, where it is known to be at or above
-    /// the cap: with exponential backoff most retries are at the cap.
+    /// [`Backoff::delay`], with the capped value of retry `n` from `known`
+    /// ([`Backoff::capped_delays`]) where it holds it.
     // Always inlined at the wasm build's opt-level z, which would keep it a call.
     #[cfg_attr(target_family = "wasm", inline(always))]
     #[cfg_attr(not(target_family = "wasm"), inline)]
-    pub(crate) fn delay_capped_from(&self, n: u64, sample: Sample, capped_from: u64) -> u64 {
-        let capped = if n >= capped_from {
-            self.cap_ms
-        } else {
-            self.raw_ms(n).min(self.cap_ms)
-        };
-        self.jittered(capped, sample)
+    pub(crate) fn delay_capped(&self, n: u64, sample: Sample, known: &CappedDelays) -> u64 {
+        self.jittered(self.capped_ms(n, known), sample)
     }
 
-    /// The first retry number from which `raw_ms(n) ≥ cap` for every later
-    /// `n` too, or `u64::MAX` when that is not certain.
+    /// `min(raw_ms(n), cap)`: from the table, the cap from `known.from` on,
+    /// else computed.
+    // Always inlined at the wasm build's opt-level z, which would keep it a call.
+    #[cfg_attr(target_family = "wasm", inline(always))]
+    #[cfg_attr(not(target_family = "wasm"), inline)]
+    pub(crate) fn capped_ms(&self, n: u64, known: &CappedDelays) -> u64 {
+        if let Some(ms) = known.get(n) {
+            return ms;
+        }
+        if n >= known.from {
+            return self.cap_ms;
+        }
+        self.capped_ms_slow(n)
+    }
+
+    /// Out of line in native builds: the hot path is the table and the cap.
+    #[cfg_attr(not(target_family = "wasm"), inline(never))]
+    fn capped_ms_slow(&self, n: u64) -> u64 {
+        self.raw_ms(n).min(self.cap_ms)
+    }
+
+    /// What [`Backoff::capped_ms`] can know before any retry: the capped
+    /// value of the first retries, and the first retry from which
+    /// `raw_ms(n) ≥ cap` for every later `n` too (`u64::MAX` when that is
+    /// not certain).
     ///
-    /// Only for curves whose raw value is non-decreasing exactly, not merely
-    /// up to a `libm::pow` rounding: a constant; linear (`I·n + offset`, a
-    /// correctly rounded product and sum, then rounding and saturation, all
-    /// monotone); and exponential with an integral coefficient `C ∈ 2..=1024`,
-    /// whose powers are exact integers ([`int_pow`]) until `I·C^(n−1)`
-    /// leaves that route, where it is at least 2^53 − 1 and saturates to
-    /// 2^53 − 1 ≥ the cap. Searched up to retry 64 (beyond, no shortcut).
-    pub(crate) fn capped_from(&self) -> u64 {
+    /// This runs for every parsed policy, so it keeps only values it
+    /// computes anyway to find that retry (no `libm::pow` is called here).
+    /// `from` is found only for curves whose raw value is non-decreasing
+    /// exactly, not merely up to a `libm::pow` rounding: a constant; linear
+    /// (`I·n + offset`, a correctly rounded product and sum, then rounding
+    /// and saturation, all monotone); and exponential with an integral
+    /// coefficient `C ∈ 2..=1024`, whose powers are exact integers
+    /// ([`int_pow`]) until `I·C^(n−1)` leaves that route, where it is at
+    /// least 2^53 − 1 and saturates to 2^53 − 1 ≥ the cap. Searched up to
+    /// retry 64 (beyond, no shortcut).
+    pub(crate) fn capped_delays(&self) -> CappedDelays {
         const SEARCHED: u64 = 64;
+        let mut known = CappedDelays::NONE;
         match self.curve {
-            Curve::Constant | Curve::Linear => (1..=SEARCHED)
-                .find(|&n| self.raw_ms(n) >= self.cap_ms)
-                .unwrap_or(u64::MAX),
-            // `raw_ms` step by step without its checks (this runs for every
-            // parsed policy): `I·C^(n−1) + offset` while the power is exact,
-            // else saturated.
+            // One value for every retry: computed once.
+            Curve::Constant => {
+                let raw = self.raw_ms(1);
+                if raw >= self.cap_ms {
+                    known.from = 1;
+                } else {
+                    let mut n: u64 = 1;
+                    while known.push(n, raw) {
+                        n = n.saturating_add(1);
+                    }
+                }
+            }
+            Curve::Linear => {
+                for n in 1..=SEARCHED {
+                    let raw = self.raw_ms(n);
+                    if raw >= self.cap_ms {
+                        known.from = n;
+                        break;
+                    }
+                    known.push(n, raw);
+                }
+            }
+            // `raw_ms` step by step without its checks: `I·C^(n−1) + offset`
+            // while the power is exact, else saturated.
             Curve::Exponential(c) if (2.0..=1024.0).contains(&c) && libm::trunc(c) == c => {
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 let c = c as u64;
@@ -445,14 +570,16 @@ impl Backoff {
                         .flatten()
                         .map_or(MAX_MS, |r| r.saturating_add(self.offset_ms).min(MAX_MS));
                     if raw >= self.cap_ms {
-                        return n;
+                        known.from = n;
+                        break;
                     }
+                    known.push(n, raw);
                     p = p.saturating_mul(c);
                 }
-                u64::MAX
             }
-            _ => u64::MAX,
+            _ => {}
         }
+        known
     }
 
     /// One decorrelated step: `min(cap, base + floor((3·prev − base) · u))`.
@@ -503,13 +630,14 @@ mod tests {
         }
     }
 
-    /// The shortcut from `capped_from` on gives exactly the full
+    /// The table and the cap from `capped_delays` give exactly the full
     /// computation, for every curve, cap and offset tried, well past the
-    /// point where integer powers overflow.
+    /// point where integer powers overflow, and past the table's end and
+    /// the `u32` range of its entries.
     #[test]
-    fn capped_from_matches_the_full_computation() {
+    fn capped_delays_match_the_full_computation() {
         let samples = [Sample::MIN, Sample::from_unit(0.5).unwrap(), Sample::MAX];
-        let mut shortcuts = 0;
+        let (mut shortcuts, mut tabled, mut full_tables) = (0, 0, 0);
         for curve in [
             Curve::Constant,
             Curve::Linear,
@@ -523,22 +651,45 @@ mod tests {
             Curve::Polynomial(2.0),
             Curve::Table(alloc::vec![5, 50_000, 7]),
         ] {
-            for initial_ms in [1, 999, 15_000, 1 << 40, MAX_MS] {
-                for cap_ms in [0, 1, 1_000, 3_600_000, 1 << 52, MAX_MS] {
+            for initial_ms in [1, 7, 999, 15_000, (1 << 32) - 1, 1 << 32, 1 << 40, MAX_MS] {
+                for cap_ms in [
+                    0,
+                    1,
+                    1_000,
+                    3_600_000,
+                    (1 << 32) - 2,
+                    (1 << 32) - 1,
+                    1 << 32,
+                    1 << 52,
+                    MAX_MS,
+                ] {
                     for offset_ms in [0, 2_000] {
-                        let mut bo = b(curve.clone(), Spread::Proportional);
-                        (bo.initial_ms, bo.cap_ms, bo.offset_ms) = (initial_ms, cap_ms, offset_ms);
-                        let from = bo.capped_from();
-                        if from != u64::MAX {
-                            shortcuts += 1;
-                        }
-                        for n in (1..=1_100).chain([MAX_MS - 1, MAX_MS]) {
-                            for s in samples {
+                        for spread in [Spread::Proportional, Spread::None] {
+                            let mut bo = b(curve.clone(), spread);
+                            (bo.initial_ms, bo.cap_ms, bo.offset_ms) =
+                                (initial_ms, cap_ms, offset_ms);
+                            let known = bo.capped_delays();
+                            shortcuts += usize::from(known.from() != u64::MAX);
+                            tabled += usize::from(known.len() > 0);
+                            full_tables += usize::from(known.len() == 16);
+                            assert!(known.len() <= 16 && u64::from(known.len()) < known.from());
+                            for n in (0..=1_100).chain([MAX_MS - 1, MAX_MS]) {
+                                let capped = bo.raw_ms(n).min(bo.cap_ms);
                                 assert_eq!(
-                                    bo.delay_capped_from(n, s, from),
-                                    bo.delay(n, s),
+                                    bo.capped_ms(n, &known),
+                                    capped,
                                     "{curve:?} I={initial_ms} cap={cap_ms} offset={offset_ms} n={n}"
                                 );
+                                if let Some(ms) = known.get(n) {
+                                    assert_eq!(ms, capped, "table, {curve:?} n={n}");
+                                }
+                                for s in samples {
+                                    assert_eq!(
+                                        bo.delay_capped(n, s, &known),
+                                        bo.delay(n, s),
+                                        "{curve:?} I={initial_ms} cap={cap_ms} offset={offset_ms} n={n}"
+                                    );
+                                }
                             }
                         }
                     }
@@ -546,12 +697,27 @@ mod tests {
             }
         }
         assert!(shortcuts > 100, "{shortcuts}");
+        assert!(tabled > 100, "{tabled}");
+        assert!(full_tables > 10, "{full_tables}");
         // By hand: 1 s · 2^(n−1) first reaches 300 s at n = 10 (512 s; n = 9
         // is 256 s); §12.3's 15 s · 4^(n−1) first reaches 1 h at n = 5 (3 840 s).
         let mut bo = b(Curve::Exponential(2.0), Spread::Proportional);
-        assert_eq!(bo.capped_from(), 10);
+        let known = bo.capped_delays();
+        assert_eq!((known.from(), known.len()), (10, 9));
+        assert_eq!(known.get(9), Some(256_000));
+        assert_eq!(known.get(10), None);
         (bo.curve, bo.initial_ms, bo.cap_ms) = (Curve::Exponential(4.0), 15_000, 3_600_000);
-        assert_eq!(bo.capped_from(), 5);
+        let known = bo.capped_delays();
+        assert_eq!((known.from(), known.len()), (5, 4));
+        assert_eq!(known.get(4), Some(960_000));
+        // Past u32: the table ends where the values stop fitting.
+        (bo.curve, bo.initial_ms, bo.cap_ms) = (Curve::Exponential(2.0), 1 << 30, MAX_MS);
+        let known = bo.capped_delays();
+        assert_eq!((known.from(), known.len()), (24, 2));
+        // A constant below the cap: every entry of the table, no `from`.
+        (bo.curve, bo.initial_ms, bo.cap_ms) = (Curve::Constant, 5, 10);
+        let known = bo.capped_delays();
+        assert_eq!((known.from(), known.len()), (u64::MAX, 16));
     }
 
     #[test]

@@ -16,8 +16,8 @@ use ojs_retry::{
     format_duration, parse_duration,
 };
 use proptest::prelude::{
-    Just, ProptestConfig, any, prop_assert, prop_assert_eq, prop_assert_ne, prop_compose,
-    prop_oneof, proptest,
+    Just, ProptestConfig, Strategy as _, any, prop_assert, prop_assert_eq, prop_assert_ne,
+    prop_compose, prop_oneof, proptest,
 };
 
 fn strategy() -> impl proptest::strategy::Strategy<Value = Curve> {
@@ -60,6 +60,34 @@ prop_compose! {
     }
 }
 
+prop_compose! {
+    /// Policies whose capped delays are known at construction: constant,
+    /// linear and integral exponential curves, with caps near and past the
+    /// table's end and the `u32` range of its entries.
+    fn tabled_policy()(
+        strategy in prop_oneof![Just(Curve::None), Just(Curve::Linear), Just(Curve::Exponential)],
+        initial in prop_oneof![1..=100u64, 1..=10_000_000u64, Just((1 << 32) - 1), 1..=(MAX_MS / 2)],
+        extra in prop_oneof![0..=100u64, 0..=10_000_000u64, 0..=u64::from(u32::MAX), 0..=(MAX_MS / 2)],
+        coefficient in prop_oneof![(2..=12u32).prop_map(f64::from), Just(1024.0)],
+        jitter in any::<bool>(),
+    ) -> RetryPolicy {
+        PartialPolicy::new()
+            .backoff_strategy(strategy)
+            .initial_interval_ms(initial)
+            .max_interval_ms(initial + extra)
+            .backoff_coefficient(coefficient)
+            .jitter(jitter)
+            .build()
+            .expect("generated policies are valid")
+    }
+}
+
+/// Every preset with its system's defaults (their delays are drawn per retry).
+fn preset_policy() -> impl proptest::strategy::Strategy<Value = RetryPolicy> {
+    proptest::sample::select(&ojs_retry::PRESET_SYSTEMS[..])
+        .prop_map(|system| RetryPolicy::preset(system, "{}").expect("defaults are valid"))
+}
+
 fn retry_number() -> impl proptest::strategy::Strategy<Value = u64> {
     prop_oneof![1..=64u64, 1..=u64::from(u32::MAX), 1..=MAX_MS]
 }
@@ -96,6 +124,60 @@ proptest! {
                     prop_assert_eq!(e.field(), "u");
                     prop_assert!(p.delay(1, source).is_err());
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn fill_equals_delay(
+        p in prop_oneof![policy(), tabled_policy(), preset_policy()],
+        ns in proptest::collection::vec(prop_oneof![
+            (0..=70u64).prop_map(|n| n as f64),
+            retry_number().prop_map(|n| n as f64),
+            Just(MAX_MS as f64 + 1.0), Just(2.5), Just(-1.0), Just(f64::NAN), Just(f64::INFINITY),
+            Just(-0.0), Just(0.5), Just(1.5), Just(2f64.powi(52) - 1.0), Just(2f64.powi(52) - 0.5),
+            Just(2f64.powi(52)), Just(2f64.powi(52) + 1.0), Just(MAX_MS as f64),
+        ], 0..30),
+        u in prop_oneof![unit(), Just(1.0)],
+        seed in any::<u64>(),
+        key in ".{0,12}",
+    ) {
+        // The in-place batch gives every retry the single call's answer, and
+        // stops at the first bad slot with the single call's error.
+        for source in [JitterSource::Uniform(u), JitterSource::Seed(seed), JitterSource::Key(&key)] {
+            let Ok(d) = p.delays_with(source) else { continue };
+            let mut slots = ns.clone();
+            let got = d.fill(&mut slots);
+            let mut want = Ok(());
+            for (i, &x) in ns.iter().enumerate() {
+                let one = ojs_retry::args::uint_from_f64("retry_number", x).and_then(|n| p.delay(n, source));
+                match one {
+                    Ok(ms) => prop_assert_eq!(slots[i], ms as f64, "slot {}", i),
+                    Err(e) => {
+                        // That slot and the later ones are left alone.
+                        prop_assert_eq!(slots[i..].iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                            ns[i..].iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+                        want = Err(e);
+                        break;
+                    }
+                }
+            }
+            match (got, want) {
+                (Ok(()), Ok(())) => {}
+                (Err(a), Err(b)) => prop_assert_eq!((a.code(), a.field(), a.message()), (b.code(), b.field(), b.message())),
+                (a, b) => prop_assert!(false, "{:?} vs {:?}", a, b),
+            }
+        }
+    }
+
+    /// The table of capped delays (and the cap past it) that `delay` reads
+    /// gives the full computation, which `schedule` still does for every row.
+    #[test]
+    fn tabled_delay_equals_schedule(p in prop_oneof![tabled_policy(), policy()], u in unit(), seed in any::<u64>()) {
+        for source in [JitterSource::Uniform(u), JitterSource::Seed(seed)] {
+            let rows = p.schedule(70, Some(source)).unwrap();
+            for row in rows {
+                prop_assert_eq!(Some(p.delay(row.retry_number, source).unwrap()), row.delay_ms, "retry {}", row.retry_number);
             }
         }
     }

@@ -112,14 +112,26 @@ export function apiChecks(api) {
 
   check(results, "delays() with { u } / { seed }: every batch size and input type agrees with delay()", () => {
     const p = new RetryPolicy({ initial_interval: "PT1S", backoff_coefficient: 1.5, max_interval: "PT2H" });
-    for (const len of [0, 1, 25, 1024, 1025, 2100]) {
-      const ns = Array.from({ length: len }, (_, i) => (i % 60) + 1);
-      for (const j of [{ u: 0.3 }, { seed: 77 }]) {
-        const single = ns.map((n) => p.delay(n, j));
-        for (const input of [ns, Float64Array.from(ns), Uint32Array.from(ns)]) {
-          const got = p.delays(input, j);
-          if (!Array.isArray(got) || JSON.stringify(got) !== JSON.stringify(single)) {
-            return `delays(${input.constructor.name} × ${len}, ${JSON.stringify(j)}) differs from delay()`;
+    // Curves whose capped delays the core tables at construction (default:
+    // 9 retries; §12.3-like: 4; linear and constant; jitter off), and one
+    // without a table (1.5).
+    const policies = [
+      p,
+      new RetryPolicy(),
+      new RetryPolicy({ initial_interval: "PT15S", backoff_coefficient: 4, max_interval: "PT1H" }),
+      new RetryPolicy({ backoff_strategy: "linear", initial_interval: "PT7S", max_interval: "PT1M", jitter: false }),
+      new RetryPolicy({ backoff_strategy: "none", initial_interval: "PT3S" }),
+    ];
+    for (const q of policies) {
+      for (const len of [0, 1, 25, 1024, 1025, 2100]) {
+        const ns = Array.from({ length: len }, (_, i) => (i % 60) + 1);
+        for (const j of [{ u: 0.3 }, { seed: 77 }]) {
+          const single = ns.map((n) => q.delay(n, j));
+          for (const input of [ns, Float64Array.from(ns), Uint32Array.from(ns)]) {
+            const got = q.delays(input, j);
+            if (!Array.isArray(got) || JSON.stringify(got) !== JSON.stringify(single)) {
+              return `delays(${input.constructor.name} × ${len}, ${JSON.stringify(j)}) differs from delay() for ${q}`;
+            }
           }
         }
       }

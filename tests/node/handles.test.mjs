@@ -139,7 +139,7 @@ test('a handle that names no policy: typed errors from the full functions, -1 fr
     policyError(() => bin.policyDecide(x, { attempt: 1 }, { now: 0 }), STALE)
     assert.equal(bin.__delayU(x, 1, 0.5), -1)
     assert.equal(bin.__delayS(x, 1, 7), -1)
-    assert.equal(bin.__delaysInPlace(x, Float64Array.of(1, 7, 2, 1, 2)), -1)
+    assert.equal(bin.__delaysInPlace(new Uint8Array(Float64Array.of(x, 1, 7, 2, 1, 2).buffer)), -1)
   }
   released(h)
   // The next policy takes the freed slot (same index, the low 24 bits)
