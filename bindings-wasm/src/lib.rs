@@ -412,9 +412,9 @@ fn delays_full(
 /// returning a large `Result`).
 #[inline(always)]
 fn fast_uint(x: f64) -> Option<u64> {
-    // Signed conversions, exact in this range: V8 compiles wasm's signed
-    // f64 <-> i64 conversions to one x86-64 instruction each, the unsigned
-    // ones to branchy sequences.
+    // Signed conversions, exact in this range: x86-64 converts between
+    // f64 and signed i64 only, so V8 compiles wasm's unsigned conversions
+    // to longer, branchy sequences.
     #[allow(clippy::cast_possible_truncation)]
     let n = x as i64;
     // `!(a && b)` so that NaN fails too; the round trip rejects fractions

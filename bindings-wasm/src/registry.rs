@@ -54,8 +54,8 @@ fn handle_of(slot: u32, generation: u32) -> f64 {
 /// `(slot, generation)` of a handle, `None` for anything that is not one.
 #[inline(always)]
 fn split(handle: f64) -> Option<(usize, u32)> {
-    // Signed conversions, as `fast_uint` in lib.rs: one instruction each
-    // way in V8 (the unsigned ones are branchy sequences).
+    // Signed conversions, as `fast_uint` in lib.rs (V8's unsigned ones are
+    // longer, branchy sequences on x86-64).
     #[allow(clippy::cast_possible_truncation)] // checked below
     let s = handle as i64;
     // Written out (`Range::contains` stays an out-of-line call at opt-level
