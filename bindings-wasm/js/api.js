@@ -39,12 +39,30 @@ import {
   __policyCall as policyCall,
   __release as release,
   __call as call,
-  __delayU as delayU,
-  __delayS as delayS,
   __delays as delaysInPlace,
   __scratch as scratchAddress,
   __memory as wasmMemory,
+  initSync,
 } from "./ojs_retry_wasm.js";
+
+// `__delayU` and `__delayS` are raw exports of the wasm instance, which
+// wasm-bindgen's JS does not wrap (bindings-wasm/src/lib.rs says why):
+// taken from the instance's exports on the first call. The module is
+// initialised by then (a policy exists), and `initSync()` then returns its
+// exports without instantiating anything.
+let delayU = (h, n, u) => {
+  bindRaw();
+  return delayU(h, n, u);
+};
+let delayS = (h, n, seed) => {
+  bindRaw();
+  return delayS(h, n, seed);
+};
+function bindRaw() {
+  const x = initSync();
+  delayU = x.__delayU;
+  delayS = x.__delayS;
+}
 
 function invalidArgument(field, message) {
   const err = new Error(`validation.invalid_argument: ${field}: ${message}`);

@@ -54,16 +54,20 @@ fn handle_of(slot: u32, generation: u32) -> f64 {
 /// `(slot, generation)` of a handle, `None` for anything that is not one.
 #[inline(always)]
 fn split(handle: f64) -> Option<(usize, u32)> {
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked below
-    let h = handle as u64;
+    // Signed conversions, as `fast_uint` in lib.rs (V8's unsigned ones are
+    // longer, branchy sequences on x86-64).
+    #[allow(clippy::cast_possible_truncation)] // checked below
+    let s = handle as i64;
     // Written out (`Range::contains` stays an out-of-line call at opt-level
     // "z"); `!(a && b)` so that NaN fails too, and the round trip rejects
     // fractions (exact for integers below 2^53).
     #[allow(clippy::cast_precision_loss, clippy::manual_range_contains)]
-    let ok = handle >= 0.0 && handle < SLOT_SPAN * f64::from(GENERATIONS) && h as f64 == handle;
+    let ok = handle >= 0.0 && handle < SLOT_SPAN * f64::from(GENERATIONS) && s as f64 == handle;
     if !ok {
         return None;
     }
+    #[allow(clippy::cast_sign_loss)] // `ok`: 0 ≤ s
+    let h = s as u64;
     let slot = usize::try_from(h & 0xFFFF_FFFF).ok()?;
     let generation = u32::try_from(h >> 32).ok()?;
     Some((slot, generation))

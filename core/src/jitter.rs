@@ -102,15 +102,24 @@ impl Sample {
     #[cfg_attr(target_family = "wasm", inline(always))]
     #[cfg_attr(not(target_family = "wasm"), inline)]
     pub fn from_unit(u: f64) -> Result<Self, Error> {
+        Self::unit(u).ok_or_else(|| bad_unit(u))
+    }
+
+    /// [`Sample::from_unit`] without the error, for the fast paths that
+    /// fall back to the full one (which reports it) on `None`.
+    // Always inlined at the wasm build's opt-level z, which would keep it a call.
+    #[cfg_attr(target_family = "wasm", inline(always))]
+    #[cfg_attr(not(target_family = "wasm"), inline)]
+    pub(crate) fn unit(u: f64) -> Option<Self> {
         // `!(..)` so that NaN fails too.
         if !(0.0..1.0).contains(&u) {
-            return Err(bad_unit(u));
+            return None;
         }
         // 0 ≤ u < 1, so 0 ≤ the product ≤ 2^53 and the (signed: one
         // instruction on x86-64, against six unsigned) cast is exact.
         #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
         let k = (u * SCALE as f64) as i64;
-        Ok(Self(k.unsigned_abs().min(SCALE - 1)))
+        Some(Self(k.unsigned_abs().min(SCALE - 1)))
     }
 
     /// The sample from the high 53 bits of a 64-bit random word.

@@ -796,6 +796,50 @@ impl RetryPolicy {
         self.delay_for(retry_number, &jitter)
     }
 
+    /// [`RetryPolicy::delay`] without its error: `Some` of the delay where
+    /// `delay` gives one, `None` where it gives an error (call `delay` then
+    /// to have it). For bindings' fast paths, which fall back to their full
+    /// method on `None`: no [`Error`] is built, and the result needs no
+    /// memory (at opt-level "z" a `Result<u64, Error>` is returned through
+    /// the stack and `delay` stays a call).
+    ///
+    /// ```
+    /// use ojs_retry::{RetryPolicy, JitterSource};
+    /// let p = RetryPolicy::default();
+    /// let u = JitterSource::Uniform(0.5);
+    /// assert_eq!(p.delay_ok(3, u), p.delay(3, u).ok());
+    /// assert_eq!(p.delay_ok(0, u), None);
+    /// assert_eq!(p.delay_ok(3, JitterSource::Uniform(1.0)), None);
+    /// ```
+    // Always inlined in the wasm build, so that the fast export is one
+    // straight-line function; natively the same as `delay`'s inlining.
+    #[cfg_attr(target_family = "wasm", inline(always))]
+    #[cfg_attr(not(target_family = "wasm"), inline)]
+    #[must_use]
+    pub fn delay_ok(&self, retry_number: u64, jitter: JitterSource<'_>) -> Option<u64> {
+        let n = retry_number;
+        if n == 0 || n > MAX_MS {
+            return None;
+        }
+        let sample = match jitter {
+            // Presets have formulas of their own: `delay`, out of line.
+            _ if self.preset.is_some() => return self.delay(n, jitter).ok(),
+            // Checked even when the policy has no jitter, as `sample` does;
+            // a spread of none ignores the sample.
+            JitterSource::Uniform(u) => Sample::unit(u)?,
+            JitterSource::Seed(seed) => Sample::from_u64(crate::jitter::splitmix64(seed, n)),
+            // A key's hash, OS entropy: not the fast case.
+            _ => return self.delay(n, jitter).ok(),
+        };
+        let b = &self.backoff;
+        let capped = b.capped_ms(n, &self.capped);
+        // OJS's spread (`jitter: true`) inline; the others through the match.
+        Some(match b.spread {
+            Spread::Proportional => b.proportional(capped, sample),
+            _ => b.jittered(capped, sample),
+        })
+    }
+
     /// Several delays with one jitter source, for batches: the source is
     /// checked, and a key hashed, once; then [`Delays::delay`] gives each
     /// retry's delay, equal to [`RetryPolicy::delay`] with that source.

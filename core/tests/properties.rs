@@ -129,6 +129,22 @@ proptest! {
     }
 
     #[test]
+    fn delay_ok_equals_delay(
+        p in prop_oneof![policy(), tabled_policy(), preset_policy()],
+        n in prop_oneof![0..=70u64, retry_number(), Just(MAX_MS + 1), Just(u64::MAX)],
+        u in prop_oneof![unit(), Just(1.0), Just(-0.5), Just(-0.0), Just(f64::NAN), Just(f64::INFINITY)],
+        seed in any::<u64>(),
+        key in ".{0,12}",
+    ) {
+        // The fast route (bindings' fast exports) is `delay` without the
+        // error: the same delay where `delay` has one, `None` exactly where
+        // it fails (then the bindings take `delay` for the error).
+        for source in [JitterSource::Uniform(u), JitterSource::Seed(seed), JitterSource::Key(&key)] {
+            prop_assert_eq!(p.delay_ok(n, source), p.delay(n, source).ok(), "retry {}, {:?}", n, source);
+        }
+    }
+
+    #[test]
     fn fill_equals_delay(
         p in prop_oneof![policy(), tabled_policy(), preset_policy()],
         ns in proptest::collection::vec(prop_oneof![
