@@ -149,6 +149,23 @@ mod tests {
     use std::alloc::System;
     use std::collections::HashSet;
 
+    impl<A: GlobalAlloc> Recycling<A> {
+        /// Gives every listed block back to the inner allocator (so that
+        /// a test leaks nothing).
+        fn drain(&self) {
+            for (c, head) in self.heads.iter().enumerate() {
+                let layout = Layout::from_size_align((c + 1) * GRAIN, GRAIN).unwrap();
+                let mut block = head.swap(ptr::null_mut(), Relaxed);
+                while !block.is_null() {
+                    let next = unsafe { block.cast::<*mut u8>().read() };
+                    unsafe { self.inner.dealloc(block, layout) };
+                    block = next;
+                }
+                self.counts[c].store(0, Relaxed);
+            }
+        }
+    }
+
     /// Fills `len` bytes at `p` with `tag`, then checks them (and that
     /// nothing else wrote there): blocks handed out never overlap.
     unsafe fn fill(p: *mut u8, len: usize, tag: u8) {
@@ -193,6 +210,7 @@ mod tests {
         let p = unsafe { r.alloc(small) };
         assert_eq!(Some(p), last_freed);
         unsafe { r.dealloc(p, small) };
+        r.drain();
     }
 
     #[test]
@@ -205,14 +223,13 @@ mod tests {
             unsafe { r.dealloc(p, layout) };
         }
         assert_eq!(r.counts[0].load(Relaxed), KEEP);
-        let again: HashSet<_> = (0..n)
-            .map(|_| unsafe { r.alloc(layout) } as usize)
-            .collect();
+        let again: HashSet<*mut u8> = (0..n).map(|_| unsafe { r.alloc(layout) }).collect();
         assert_eq!(again.len(), n);
         assert_eq!(r.counts[0].load(Relaxed), 0);
         for p in again {
-            unsafe { r.dealloc(p as *mut u8, layout) };
+            unsafe { r.dealloc(p, layout) };
         }
+        r.drain();
     }
 
     #[test]
@@ -247,5 +264,6 @@ mod tests {
             (layout, p) = (next, q);
         }
         unsafe { r.dealloc(p, layout) };
+        r.drain();
     }
 }
