@@ -277,14 +277,14 @@ impl<'a> Scanner<'a> {
     }
 
     fn boolean(&mut self) -> Option<bool> {
-        let (value, len) = if self.rest.starts_with(b"true") {
-            (true, 4)
-        } else if self.rest.starts_with(b"false") {
-            (false, 5)
-        } else {
-            return None;
+        // Slice patterns: `starts_with` is a call to `memcmp` in the wasm
+        // build.
+        let (value, rest) = match self.rest {
+            [b't', b'r', b'u', b'e', rest @ ..] => (true, rest),
+            [b'f', b'a', b'l', b's', b'e', rest @ ..] => (false, rest),
+            _ => return None,
         };
-        self.skip(len);
+        self.rest = rest;
         Some(value)
     }
 
@@ -407,12 +407,26 @@ fn push_digit(m: u64, d: u8) -> Option<u64> {
     (m <= EXACT).then_some(m)
 }
 
-/// `body` after `name`, compared a byte at a time: slice equality and
-/// `strip_prefix` are calls to `memcmp` in the wasm build.
+/// `body` after `name`, compared eight bytes at a time, then a byte at a
+/// time: slice equality and `strip_prefix` are calls to `memcmp` in the
+/// wasm build, and a byte-at-a-time loop over every key was a large part
+/// of reading a document there.
 #[cfg_attr(target_family = "wasm", inline(always))]
 fn strip<'b>(body: &'b [u8], name: &[u8]) -> Option<&'b [u8]> {
     let mut rest = body;
-    for &c in name {
+    let mut want = name;
+    while let ([a, b, c, d, e, f, g, h, tail @ ..], [i, j, k, l, m, n, o, p, more @ ..]) =
+        (rest, want)
+    {
+        if u64::from_le_bytes([*a, *b, *c, *d, *e, *f, *g, *h])
+            != u64::from_le_bytes([*i, *j, *k, *l, *m, *n, *o, *p])
+        {
+            return None;
+        }
+        rest = tail;
+        want = more;
+    }
+    for &c in want {
         match rest {
             [b, tail @ ..] if *b == c => rest = tail,
             _ => return None,
