@@ -565,8 +565,11 @@ impl Backoff {
                 let c = c as u64;
                 let mut p: u64 = 1;
                 for n in 1..=SEARCHED {
+                    // `mul`, not `checked_mul` / `saturating_mul`: on wasm32
+                    // those are 128-bit library calls, and this loop runs
+                    // for every parsed policy.
                     let raw = (p <= 1 << 53)
-                        .then(|| self.initial_ms.checked_mul(p))
+                        .then(|| mul(self.initial_ms, p))
                         .flatten()
                         .map_or(MAX_MS, |r| r.saturating_add(self.offset_ms).min(MAX_MS));
                     if raw >= self.cap_ms {
@@ -574,7 +577,7 @@ impl Backoff {
                         break;
                     }
                     known.push(n, raw);
-                    p = p.saturating_mul(c);
+                    p = mul(p, c).unwrap_or(u64::MAX);
                 }
             }
             _ => {}
