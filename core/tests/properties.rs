@@ -48,15 +48,7 @@ prop_compose! {
         jitter in any::<bool>(),
         max_attempts in prop_oneof![0..=30u64, 0..=MAX_MS],
     ) -> RetryPolicy {
-        PartialPolicy::new()
-            .backoff_strategy(strategy)
-            .initial_interval_ms(initial)
-            .max_interval_ms(initial + extra)
-            .backoff_coefficient(coefficient)
-            .jitter(jitter)
-            .max_attempts(max_attempts)
-            .build()
-            .expect("generated policies are valid")
+        build(strategy, initial, extra, coefficient, jitter, Some(max_attempts))
     }
 }
 
@@ -71,15 +63,29 @@ prop_compose! {
         coefficient in prop_oneof![(2..=12u32).prop_map(f64::from), Just(1024.0)],
         jitter in any::<bool>(),
     ) -> RetryPolicy {
-        PartialPolicy::new()
-            .backoff_strategy(strategy)
-            .initial_interval_ms(initial)
-            .max_interval_ms(initial + extra)
-            .backoff_coefficient(coefficient)
-            .jitter(jitter)
-            .build()
-            .expect("generated policies are valid")
+        build(strategy, initial, extra, coefficient, jitter, None)
     }
+}
+
+/// A valid policy from generated fields (the cap is `initial + extra`).
+fn build(
+    strategy: Curve,
+    initial: u64,
+    extra: u64,
+    coefficient: f64,
+    jitter: bool,
+    max_attempts: Option<u64>,
+) -> RetryPolicy {
+    let mut p = PartialPolicy::new()
+        .backoff_strategy(strategy)
+        .initial_interval_ms(initial)
+        .max_interval_ms(initial + extra)
+        .backoff_coefficient(coefficient)
+        .jitter(jitter);
+    if let Some(n) = max_attempts {
+        p = p.max_attempts(n);
+    }
+    p.build().expect("generated policies are valid")
 }
 
 /// Every preset with its system's defaults (their delays are drawn per retry).
