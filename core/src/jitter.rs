@@ -119,7 +119,11 @@ impl Sample {
         // instruction on x86-64, against six unsigned) cast is exact.
         #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
         let k = (u * SCALE as f64) as i64;
-        Some(Self(k.unsigned_abs().min(SCALE - 1)))
+        // 0 ≤ k (−0 converts to 0): reinterpreted as is, which takes
+        // nothing, where `unsigned_abs` put three operations between the
+        // conversion and the delay's products.
+        #[allow(clippy::cast_sign_loss)]
+        Some(Self((k as u64).min(SCALE - 1)))
     }
 
     /// The sample from the high 53 bits of a 64-bit random word.
