@@ -416,18 +416,9 @@ fn delays_full(
 /// returning a large `Result`).
 #[inline(always)]
 fn fast_uint(x: f64) -> Option<u64> {
-    // Below 2^52 (any retry number or seed in practice), adding 2^52 lands
-    // where consecutive f64s are 1 apart: the sum's mantissa bits are
-    // `round(x)` exactly, and taking 2^52 off again gives `x` back only for
-    // an integer. An addition and a move, where V8 compiles a float-to-int
-    // conversion to a rounding, the conversion and a conversion back (its
-    // own overflow check) before the round trip below: measured 1–2 ns of
-    // a fast `delay`.
-    // Written out, as below; NaN fails both comparisons.
-    #[allow(clippy::manual_range_contains)]
-    if x >= 0.0 && x < TWO_52 {
-        let shifted = x + TWO_52;
-        return (shifted - TWO_52 == x).then_some(shifted.to_bits() & MANTISSA);
+    // Retry numbers and seeds in practice: see `below_2_52`.
+    if let Some(k) = below_2_52(x) {
+        return Some(k);
     }
     // Signed conversions, exact in this range: x86-64 converts between
     // f64 and signed i64 only, so V8 compiles wasm's unsigned conversions
@@ -443,6 +434,27 @@ fn fast_uint(x: f64) -> Option<u64> {
     // `ok` implies 0 ≤ n.
     #[allow(clippy::cast_sign_loss)]
     ok.then_some(n as u64)
+}
+
+/// `x` if it is an integer in `0 .. 2^52` (−0 included, as 0), else `None`.
+///
+/// Adding 2^52 lands where consecutive f64s are 1 apart: for `x` in range
+/// the sum's bits are 2^52's plus `round(x)`, and taking 2^52 off again
+/// gives `x` back only for an integer. Anything out of range (negative,
+/// 2^52 and above, NaN, infinities) has a sum whose bits are not within
+/// 2^52 above 2^52's. An addition, a subtraction and integer compares, where
+/// V8 compiles a float-to-int conversion to a rounding, the conversion and
+/// a conversion back (its own overflow check), and each of two float range
+/// comparisons to a flag set and combined: measured 1–2 ns of a fast
+/// `delay` (the handle's and the retry number's).
+#[inline(always)]
+pub(crate) fn below_2_52(x: f64) -> Option<u64> {
+    let shifted = x + TWO_52;
+    let k = shifted.to_bits().wrapping_sub(TWO_52.to_bits());
+    if k > MANTISSA || shifted - TWO_52 != x {
+        return None;
+    }
+    Some(k)
 }
 
 /// 2^52, where the spacing of f64s becomes 1 (see [`fast_uint`]).

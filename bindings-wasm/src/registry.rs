@@ -25,6 +25,8 @@ use ojs_retry::RetryPolicy;
 /// (see [`split`]).
 const GENERATIONS: u32 = 1 << 20;
 const SLOT_SPAN: f64 = 4_294_967_296.0; // 2^32
+// What `split` takes: handles below 2^52.
+const _: () = assert!((GENERATIONS as u64) << 32 == 1 << 52);
 
 struct Slot {
     generation: u32,
@@ -55,21 +57,10 @@ fn handle_of(slot: u32, generation: u32) -> f64 {
 /// `(slot, generation)` of a handle, `None` for anything that is not one.
 #[inline(always)]
 fn split(handle: f64) -> Option<(usize, u32)> {
-    // As `fast_uint` in lib.rs: below 2^52, `handle + 2^52` holds the
-    // rounded handle in its mantissa bits, and taking 2^52 off again gives
-    // the handle back only for an integer (NaN fails the comparisons). An
-    // addition and a move on the way to the slot's load, where V8's
-    // float-to-int conversion is a rounding, the conversion and a
-    // conversion back.
-    // Written out (`Range::contains` stays an out-of-line call at opt-level
-    // "z").
-    #[allow(clippy::manual_range_contains)]
-    let in_range = handle >= 0.0 && handle < SLOT_SPAN * f64::from(GENERATIONS);
-    let shifted = handle + crate::TWO_52;
-    if !(in_range && shifted - crate::TWO_52 == handle) {
-        return None;
-    }
-    let h = shifted.to_bits() & crate::MANTISSA;
+    // Handles are below 2^52 (`GENERATIONS`): `below_2_52` checks and
+    // converts with an addition, where V8's float-to-int conversion is a
+    // rounding, the conversion and a conversion back.
+    let h = crate::below_2_52(handle)?;
     let slot = usize::try_from(h & 0xFFFF_FFFF).ok()?;
     let generation = u32::try_from(h >> 32).ok()?;
     Some((slot, generation))
