@@ -21,9 +21,12 @@ use std::sync::RwLock;
 
 use ojs_retry::RetryPolicy;
 
-/// Generations wrap at 2^21, so that a handle stays an integer below 2^53.
-const GENERATIONS: u32 = 1 << 21;
+/// Generations wrap at 2^20, so that a handle stays an integer below 2^52
+/// (see [`split`]).
+const GENERATIONS: u32 = 1 << 20;
 const SLOT_SPAN: f64 = 4_294_967_296.0; // 2^32
+// What `split` takes: handles below 2^52.
+const _: () = assert!((GENERATIONS as u64) << 32 == 1 << 52);
 
 struct Slot {
     generation: u32,
@@ -54,20 +57,10 @@ fn handle_of(slot: u32, generation: u32) -> f64 {
 /// `(slot, generation)` of a handle, `None` for anything that is not one.
 #[inline(always)]
 fn split(handle: f64) -> Option<(usize, u32)> {
-    // Signed conversions, as `fast_uint` in lib.rs (V8's unsigned ones are
-    // longer, branchy sequences on x86-64).
-    #[allow(clippy::cast_possible_truncation)] // checked below
-    let s = handle as i64;
-    // Written out (`Range::contains` stays an out-of-line call at opt-level
-    // "z"); `!(a && b)` so that NaN fails too, and the round trip rejects
-    // fractions (exact for integers below 2^53).
-    #[allow(clippy::cast_precision_loss, clippy::manual_range_contains)]
-    let ok = handle >= 0.0 && handle < SLOT_SPAN * f64::from(GENERATIONS) && s as f64 == handle;
-    if !ok {
-        return None;
-    }
-    #[allow(clippy::cast_sign_loss)] // `ok`: 0 ≤ s
-    let h = s as u64;
+    // Handles are below 2^52 (`GENERATIONS`): `below_2_52` checks and
+    // converts with an addition, where V8's float-to-int conversion is a
+    // rounding, the conversion and a conversion back.
+    let h = crate::below_2_52(handle)?;
     let slot = usize::try_from(h & 0xFFFF_FFFF).ok()?;
     let generation = u32::try_from(h >> 32).ok()?;
     Some((slot, generation))
@@ -209,6 +202,61 @@ mod tests {
     use super::*;
 
     #[test]
+    fn split_agrees_with_the_conversion() {
+        // `split` as it was before its addition of 2^52: the conversion and
+        // the round trip.
+        fn reference(handle: f64) -> Option<(usize, u32)> {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+            let s = handle as i64;
+            #[allow(clippy::cast_precision_loss)]
+            let ok =
+                (0.0..SLOT_SPAN * f64::from(GENERATIONS)).contains(&handle) && s as f64 == handle;
+            #[allow(clippy::cast_sign_loss)]
+            let h = s as u64;
+            ok.then(|| {
+                (
+                    usize::try_from(h & 0xFFFF_FFFF).unwrap_or(usize::MAX),
+                    (h >> 32) as u32,
+                )
+            })
+        }
+        let top = SLOT_SPAN * f64::from(GENERATIONS);
+        let mut hs = alloc::vec![
+            0.0,
+            -0.0,
+            0.5,
+            1.0,
+            7.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            SLOT_SPAN - 1.0,
+            SLOT_SPAN,
+            SLOT_SPAN + 0.5,
+            top - 1.0,
+            top - 0.5,
+            top,
+            top + 1.0,
+            2.0 * top,
+            1e300,
+        ];
+        let mut z: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..100_000 {
+            z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut w = z;
+            w = (w ^ (w >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            w = (w ^ (w >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            w ^= w >> 31;
+            #[allow(clippy::cast_precision_loss)]
+            let k = (w >> 12) as f64;
+            hs.extend([f64::from_bits(w), k, k + 0.5, k / 2.0]);
+        }
+        for h in hs {
+            assert_eq!(split(h), reference(h), "{h:?}");
+        }
+    }
+
+    #[test]
     fn handles_are_not_reused_across_generations() {
         let a = register(Arc::new(RetryPolicy::default())).unwrap_or(-1.0);
         assert_eq!(with(a, RetryPolicy::max_attempts), Some(3));
@@ -240,7 +288,17 @@ mod tests {
         assert!(matches!(get(c), Err(Miss::Unknown)));
         assert_eq!(taken(), before); // c gave its slot back, d took one
         release(d);
-        for bad in [-1.0, 0.5, f64::NAN, f64::INFINITY, 1e300] {
+        for bad in [
+            -1.0,
+            0.5,
+            f64::NAN,
+            f64::INFINITY,
+            1e300,
+            a + 0.5,
+            b - 0.5,
+            4_503_599_627_370_496.0, // 2^52: generation 2^20
+            4_503_599_627_370_495.5,
+        ] {
             assert_eq!(with(bad, RetryPolicy::max_attempts), None);
         }
     }

@@ -372,6 +372,15 @@ fn scale(d: u64, k: u64) -> u64 {
 #[cfg_attr(not(target_family = "wasm"), inline)]
 fn scale_32(d: u64, k: u64) -> u64 {
     const LO: u64 = 0xffff_ffff;
+    // Delays below 2^31 ms (24 days; every cap in practice) and k below
+    // 2^54 (every sample plus 2^52, see `proportional`): two products and
+    // a shorter chain of sums. With k = kh·2^21 + kl, d·kh < 2^64 − 2^33
+    // and d·kl < 2^52, so neither the products nor the sum below wrap, and
+    // floor(d·k / 2^53) = floor((d·kh + floor(d·kl / 2^21)) / 2^32).
+    if (d >> 31) | (k >> 54) == 0 {
+        let (kh, kl) = (k >> 21, k & ((1 << 21) - 1));
+        return d.wrapping_mul(kh).wrapping_add(d.wrapping_mul(kl) >> 21) >> 32;
+    }
     let (dh, dl) = (d >> 32, d & LO);
     let (kh, kl) = (k >> 32, k & LO);
     // Each factor is below 2^32, so no product or sum below can overflow
@@ -817,7 +826,23 @@ mod tests {
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             z ^ (z >> 31)
         };
+        // The two-product route's bounds and either side of them.
+        for d in [(1 << 31) - 1, 1 << 31, (1 << 31) + 1, 1 << 30] {
+            for k in [
+                0,
+                1,
+                (1 << 21) - 1,
+                1 << 21,
+                (1 << 54) - 1,
+                1 << 54,
+                (1 << 53) + (1 << 52) - 1,
+            ] {
+                assert_eq!(scale_32(d, k), reference(d, k), "scale_32({d}, {k})");
+            }
+        }
         for _ in 0..1_000_000 {
+            let (d, k) = (next() >> 33, next() >> 10);
+            assert_eq!(scale_32(d, k), reference(d, k), "scale_32({d}, {k})");
             let (d, k) = (next() >> 10, next() >> 10);
             assert_eq!(scale_32(d, k), reference(d, k), "scale_32({d}, {k})");
             let (d, k) = (next(), next());

@@ -115,11 +115,17 @@ impl Sample {
         if !(0.0..1.0).contains(&u) {
             return None;
         }
-        // 0 ≤ u < 1, so 0 ≤ the product ≤ 2^53 and the (signed: one
-        // instruction on x86-64, against six unsigned) cast is exact.
+        // 0 ≤ u ≤ 1 − 2^−53, and the product by a power of two is exact:
+        // 0 ≤ u · 2^53 ≤ 2^53 − 1, and the (signed: one instruction on
+        // x86-64, against six unsigned) cast is exact too, below `SCALE`
+        // with no clamp.
         #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
         let k = (u * SCALE as f64) as i64;
-        Some(Self(k.unsigned_abs().min(SCALE - 1)))
+        // 0 ≤ k (−0 converts to 0): reinterpreted as is, which takes
+        // nothing, where `unsigned_abs` and a clamp put five operations
+        // between the conversion and the delay's products.
+        #[allow(clippy::cast_sign_loss)]
+        Some(Self(k as u64))
     }
 
     /// The sample from the high 53 bits of a 64-bit random word.
@@ -270,6 +276,33 @@ pub const fn fnv1a64(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unit_samples_stay_below_scale_unclamped() {
+        let cases = [
+            (0.0, Some(0)),
+            (-0.0, Some(0)),
+            (f64::MIN_POSITIVE, Some(0)),
+            (1e-300, Some(0)),
+            (2f64.powi(-53), Some(1)),
+            (0.5, Some(1 << 52)),
+            (1.0 - 2f64.powi(-53), Some(SCALE - 1)),
+            (1.0 - 2f64.powi(-52), Some(SCALE - 2)),
+            (1.0, None),
+            (-f64::from_bits(1), None),
+            (f64::NAN, None),
+        ];
+        for (u, k) in cases {
+            assert_eq!(Sample::unit(u).map(Sample::bits), k, "{u:e}");
+        }
+        // Every sample is below SCALE: the clamp it once had never bit.
+        let mut u = 1.0 - 2f64.powi(-53);
+        for _ in 0..10_000 {
+            let k = Sample::unit(u).map_or(SCALE, Sample::bits);
+            assert!(k < SCALE, "{u:e}");
+            u = f64::from_bits(u.to_bits().saturating_sub(0x1_0000_0001));
+        }
+    }
 
     #[test]
     fn splitmix_reference_stream() {

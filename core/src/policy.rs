@@ -822,7 +822,16 @@ impl RetryPolicy {
             return None;
         }
         let sample = match jitter {
-            // Presets have formulas of their own: `delay`, out of line.
+            // Presets have formulas of their own: `delay`, out of line,
+            // through helpers taking and giving plain numbers (with the
+            // `JitterSource` and the `Result` in memory, the inlined caller
+            // kept a shadow-stack frame on every call, preset or not).
+            JitterSource::Uniform(u) if self.preset.is_some() => {
+                return from_cold(self.preset_delay_uniform(n, u));
+            }
+            JitterSource::Seed(seed) if self.preset.is_some() => {
+                return from_cold(self.preset_delay_seed(n, seed));
+            }
             _ if self.preset.is_some() => return self.delay(n, jitter).ok(),
             // Checked even when the policy has no jitter, as `sample` does;
             // a spread of none ignores the sample.
@@ -838,6 +847,21 @@ impl RetryPolicy {
             Spread::Proportional => b.proportional(capped, sample),
             _ => b.jittered(capped, sample),
         })
+    }
+
+    /// [`RetryPolicy::delay`] with a uniform sample, [`COLD_NONE`] for an
+    /// error: [`RetryPolicy::delay_ok`]'s preset route.
+    #[cold]
+    #[inline(never)]
+    fn preset_delay_uniform(&self, n: u64, u: f64) -> u64 {
+        self.delay(n, JitterSource::Uniform(u)).unwrap_or(COLD_NONE)
+    }
+
+    /// As [`RetryPolicy::preset_delay_uniform`], with a seed.
+    #[cold]
+    #[inline(never)]
+    fn preset_delay_seed(&self, n: u64, seed: u64) -> u64 {
+        self.delay(n, JitterSource::Seed(seed)).unwrap_or(COLD_NONE)
     }
 
     /// Several delays with one jitter source, for batches: the source is
@@ -1082,6 +1106,16 @@ fn fill_each(
         *slot = d;
     }
     Ok(())
+}
+
+/// The error of the preset helpers of [`RetryPolicy::delay_ok`]: no delay
+/// is above [`MAX_MS`], so this one stands for none.
+const COLD_NONE: u64 = u64::MAX;
+
+/// A preset helper's answer as [`RetryPolicy::delay_ok`]'s.
+#[inline(always)]
+fn from_cold(d: u64) -> Option<u64> {
+    (d != COLD_NONE).then_some(d)
 }
 
 // Always inlined at the wasm build's opt-level z, which would keep it a call.
