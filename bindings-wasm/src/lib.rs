@@ -956,14 +956,10 @@ mod tests {
             4_294_967_296.0,
             4_294_967_296.5,
         ];
-        // A deterministic spread of bit patterns and of halves (SplitMix64).
-        let mut z: u64 = 0x9e37_79b9_7f4a_7c15;
-        for _ in 0..100_000 {
-            z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut w = z;
-            w = (w ^ (w >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            w = (w ^ (w >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            w ^= w >> 31;
+        // A deterministic spread of bit patterns and of halves (the core's
+        // SplitMix64 stream).
+        for i in 1..=100_000 {
+            let w = ojs_retry::jitter::splitmix64(0x5eed, i);
             xs.push(f64::from_bits(w));
             #[allow(clippy::cast_precision_loss)]
             let k = (w >> 11) as f64;

@@ -275,14 +275,11 @@ mod tests {
     #[test]
     fn random_sequences_keep_blocks_disjoint_and_intact() {
         let r = Recycling::new(System);
-        // SplitMix64: a fixed, dependency-free sequence.
-        let mut state = 0x5eed_u64;
+        // A fixed sequence: the core's SplitMix64 stream.
+        let mut i = 0;
         let mut next = move || {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
+            i += 1;
+            ojs_retry::jitter::splitmix64(0x5eed, i)
         };
         let pick = |x: u64, n: usize| usize::try_from(x % u64::try_from(n).unwrap()).unwrap();
         let sizes = [1, 8, 15, 16, 17, 24, 63, 100, 240, 255, 256, 257, 300, 1024];

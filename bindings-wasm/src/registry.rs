@@ -240,13 +240,9 @@ mod tests {
             2.0 * top,
             1e300,
         ];
-        let mut z: u64 = 0x9e37_79b9_7f4a_7c15;
-        for _ in 0..100_000 {
-            z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut w = z;
-            w = (w ^ (w >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            w = (w ^ (w >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            w ^= w >> 31;
+        // A deterministic spread (the core's SplitMix64 stream).
+        for i in 1..=100_000 {
+            let w = ojs_retry::jitter::splitmix64(0x5eed, i);
             #[allow(clippy::cast_precision_loss)]
             let k = (w >> 12) as f64;
             hs.extend([f64::from_bits(w), k, k + 0.5, k / 2.0]);
