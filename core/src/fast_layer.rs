@@ -489,6 +489,20 @@ fn stops(w: u64) -> u64 {
     below(w ^ QUOTES, ONES) | below(w ^ BACKSLASHES, ONES) | below(w, SPACES)
 }
 
+/// The spec's example documents (§12), all of which the fast reader must
+/// take: its tests and the differential fuzz target (which splices inputs
+/// into them) read this one list.
+#[cfg(any(test, fuzzing))]
+pub(crate) const EXAMPLES: [&str; 7] = [
+    include_str!("../../examples/12.1-no-retry.json"),
+    include_str!("../../examples/12.2-default.json"),
+    include_str!("../../examples/12.3-aggressive-dead-letter.json"),
+    include_str!("../../examples/12.3-aggressive-dead-letter-polynomial.json"),
+    include_str!("../../examples/12.4-custom-non-retryable.json"),
+    include_str!("../../examples/12.5-constant-polling.json"),
+    include_str!("../../examples/12.6-no-retry-dead-letter.json"),
+];
+
 #[cfg(test)]
 // Test-case generation: indices are taken modulo non-empty pools.
 #[allow(clippy::arithmetic_side_effects)]
@@ -727,15 +741,7 @@ mod tests {
 
     #[test]
     fn every_example_takes_the_fast_path() {
-        for text in [
-            include_str!("../../examples/12.1-no-retry.json"),
-            include_str!("../../examples/12.2-default.json"),
-            include_str!("../../examples/12.3-aggressive-dead-letter.json"),
-            include_str!("../../examples/12.3-aggressive-dead-letter-polynomial.json"),
-            include_str!("../../examples/12.4-custom-non-retryable.json"),
-            include_str!("../../examples/12.5-constant-polling.json"),
-            include_str!("../../examples/12.6-no-retry-dead-letter.json"),
-        ] {
+        for text in EXAMPLES {
             let fast = layer(text).unwrap();
             assert_eq!(Ok(fast), PartialPolicy::from_json(text), "{text}");
         }

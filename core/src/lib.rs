@@ -93,6 +93,9 @@ pub mod fuzzing {
     pub fn fast_layer(text: &str) -> Option<crate::PartialPolicy> {
         crate::fast_layer::layer(text)
     }
+
+    /// The spec's example documents, valid inputs to splice into.
+    pub const EXAMPLES: [&str; 7] = crate::fast_layer::EXAMPLES;
 }
 
 /// The README's Rust example, compiled and run as a doc test.
