@@ -411,68 +411,17 @@ fn delays_full(
 }
 
 /// A JS number as an integer in `0 ..= 2^53 − 1`, or `None` (the fast
-/// exports' check; the full methods report why with the core's
-/// `uint_from_f64`, which at opt-level "z" is an out-of-line call
-/// returning a large `Result`).
-#[inline(always)]
-fn fast_uint(x: f64) -> Option<u64> {
-    // Retry numbers and seeds in practice: see `below_2_52`.
-    if let Some(k) = below_2_52(x) {
-        return Some(k);
-    }
-    // Signed conversions, exact in this range: x86-64 converts between
-    // f64 and signed i64 only, so V8 compiles wasm's unsigned conversions
-    // to longer, branchy sequences.
-    #[allow(clippy::cast_possible_truncation)]
-    let n = x as i64;
-    // `!(a && b)` so that NaN fails too; the round trip rejects fractions
-    // (the cast is exact for integral values below 2^53).
-    // Written out: `RangeInclusive::contains` stays an out-of-line call at
-    // opt-level "z".
-    #[allow(clippy::cast_precision_loss, clippy::manual_range_contains)]
-    let ok = x >= 0.0 && x <= MAX_SAFE_F64 && n as f64 == x;
-    // `ok` implies 0 ≤ n.
-    #[allow(clippy::cast_sign_loss)]
-    ok.then_some(n as u64)
-}
-
-/// `x` if it is an integer in `0 .. 2^52` (−0 included, as 0), else `None`.
-///
-/// Adding 2^52 lands where consecutive f64s are 1 apart: for `x` in range
-/// the sum's bits are 2^52's plus `round(x)`, and taking 2^52 off again
-/// gives `x` back only for an integer. Anything out of range (negative,
-/// 2^52 and above, NaN, infinities) has a sum whose bits are not within
-/// 2^52 above 2^52's. An addition, a subtraction and integer compares, where
-/// V8 compiles a float-to-int conversion to a rounding, the conversion and
-/// a conversion back (its own overflow check), and each of two float range
-/// comparisons to a flag set and combined: measured 1–2 ns of a fast
-/// `delay` (the handle's and the retry number's).
-#[inline(always)]
-pub(crate) fn below_2_52(x: f64) -> Option<u64> {
-    let shifted = x + TWO_52;
-    let k = shifted.to_bits().wrapping_sub(TWO_52.to_bits());
-    if k > MANTISSA || shifted - TWO_52 != x {
-        return None;
-    }
-    Some(k)
-}
-
-/// 2^52, where the spacing of f64s becomes 1 (see [`fast_uint`]).
-pub(crate) const TWO_52: f64 = 4_503_599_627_370_496.0;
-/// The mantissa bits of an f64 (`TWO_52 + k` holds `k` there).
-pub(crate) const MANTISSA: u64 = (1 << 52) - 1;
+/// exports' check; the full methods report why).
+use ojs_retry::args::uint_of_f64 as fast_uint;
 
 /// A delay as a JS number, for the fast exports: `-1` (take the full
 /// path) in the impossible case of a delay beyond `i64` (delays are at most
-/// 2^53 − 1), so that the conversion is the signed one (see [`fast_uint`]).
+/// 2^53 − 1), so that the conversion is the signed one (as in `ojs_retry::args::uint_of_f64`).
 #[inline(always)]
 fn fast_num(d: u64) -> f64 {
     #[allow(clippy::cast_precision_loss)] // below 2^53: exact
     i64::try_from(d).map_or(-1.0, |d| d as f64)
 }
-
-#[allow(clippy::cast_precision_loss)] // 2^53 − 1 is exact in f64
-const MAX_SAFE_F64: f64 = convert::MAX_SAFE as f64;
 
 /// The delay of retry `retry_number` for `policy`, or `-1` for any invalid
 /// input.
@@ -631,17 +580,11 @@ pub fn delays_fast(handle: f64, kind: u32, jitter: f64, len: f64) -> f64 {
         return -1.0;
     };
     registry::with(handle, |p| {
-        // The source's work once for the batch.
-        let Ok(delays) = p.delays_with(src) else {
-            return -1.0;
-        };
-        for slot in slots {
-            match fast_uint(*slot).map(|n| delays.delay(n)) {
-                Some(Ok(d)) => *slot = num(d),
-                _ => return -1.0,
-            }
+        // The core's batch: the source's and the spread's work once.
+        match p.delays_with(src).and_then(|d| d.fill(slots)) {
+            Ok(()) => 0.0,
+            Err(_) => -1.0,
         }
-        0.0
     })
     .unwrap_or(-1.0)
 }
@@ -910,63 +853,5 @@ pub fn call(op: u32, a: JsValue, b: JsValue) -> JsResult<JsValue> {
         5 => parse_timestamp(&a),
         6 => jitter_sample(&a, &b),
         _ => Err(arg_error("op", "unknown function")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `fast_uint` as it was before its route below 2^52: the conversion
-    /// and the round trip, for every value.
-    fn reference(x: f64) -> Option<u64> {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
-        let n = x as i64;
-        #[allow(clippy::cast_precision_loss, clippy::cast_sign_loss)]
-        ((0.0..=MAX_SAFE_F64).contains(&x) && n as f64 == x).then_some(n as u64)
-    }
-
-    #[test]
-    fn fast_uint_agrees_with_the_conversion() {
-        let two52 = TWO_52;
-        let mut xs = alloc::vec![
-            0.0,
-            -0.0,
-            0.5,
-            1.0,
-            1.5,
-            -1.0,
-            -0.5,
-            1e-300,
-            f64::MIN_POSITIVE,
-            f64::NAN,
-            -f64::NAN,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            two52 - 1.0,
-            two52 - 0.5,
-            two52 - 1.5,
-            two52,
-            two52 + 1.0,
-            2.0 * two52 - 1.0,
-            2.0 * two52,
-            2.0 * two52 + 2.0,
-            1e300,
-            4_294_967_295.0,
-            4_294_967_296.0,
-            4_294_967_296.5,
-        ];
-        // A deterministic spread of bit patterns and of halves (the core's
-        // SplitMix64 stream).
-        for i in 1..=100_000 {
-            let w = ojs_retry::jitter::splitmix64(0x5eed, i);
-            xs.push(f64::from_bits(w));
-            #[allow(clippy::cast_precision_loss)]
-            let k = (w >> 11) as f64;
-            xs.extend([k, k / 2.0, k / 4.0, (w >> 40) as f64 + 0.5]);
-        }
-        for x in xs {
-            assert_eq!(fast_uint(x), reference(x), "{x:?} ({:#x})", x.to_bits());
-        }
     }
 }

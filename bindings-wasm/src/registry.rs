@@ -57,10 +57,10 @@ fn handle_of(slot: u32, generation: u32) -> f64 {
 /// `(slot, generation)` of a handle, `None` for anything that is not one.
 #[inline(always)]
 fn split(handle: f64) -> Option<(usize, u32)> {
-    // Handles are below 2^52 (`GENERATIONS`): `below_2_52` checks and
+    // Handles are below 2^52 (`GENERATIONS`): `uint_below_2_52` checks and
     // converts with an addition, where V8's float-to-int conversion is a
     // rounding, the conversion and a conversion back.
-    let h = crate::below_2_52(handle)?;
+    let h = ojs_retry::args::uint_below_2_52(handle)?;
     let slot = usize::try_from(h & 0xFFFF_FFFF).ok()?;
     let generation = u32::try_from(h >> 32).ok()?;
     Some((slot, generation))

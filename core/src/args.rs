@@ -46,6 +46,74 @@ pub fn uint_from_f64(field: &str, value: f64) -> Result<u64, Error> {
     Err(bad_uint(field, value))
 }
 
+/// [`uint_from_f64`] without its error, for bindings' fast paths (which
+/// fall back to their full method on `None`): the integer in
+/// `0..=2^53−1` that `value` is, or `None`. `-0` is `0`.
+///
+/// ```
+/// use ojs_retry::args::uint_of_f64;
+/// assert_eq!(uint_of_f64(3.0), Some(3));
+/// assert_eq!(uint_of_f64(9_007_199_254_740_991.0), Some(9_007_199_254_740_991));
+/// assert_eq!(uint_of_f64(2.5), None);
+/// assert_eq!(uint_of_f64(-1.0), None);
+/// assert_eq!(uint_of_f64(f64::NAN), None);
+/// ```
+#[inline(always)]
+#[must_use]
+pub fn uint_of_f64(value: f64) -> Option<u64> {
+    // Retry numbers, seeds and handles in practice.
+    if let Some(k) = uint_below_2_52(value) {
+        return Some(k);
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let max = MAX_MS as f64;
+    // As in `uint_from_f64`: NaN fails the range; signed conversions.
+    // Written out: `RangeInclusive::contains` stays a call at opt-level z.
+    #[allow(clippy::manual_range_contains)]
+    if value >= 0.0 && value <= max {
+        #[allow(clippy::cast_possible_truncation)]
+        let n = value as i64;
+        #[allow(clippy::cast_precision_loss)]
+        if n as f64 == value {
+            return Some(n.unsigned_abs());
+        }
+    }
+    None
+}
+
+/// `value` if it is an integer in `0..2^52` (`-0` as 0), else `None`:
+/// the common case of [`uint_of_f64`], without a float-to-integer
+/// conversion.
+///
+/// Adding 2^52 lands where consecutive `f64`s are 1 apart: for `value` in
+/// range the sum's bits are 2^52's plus `round(value)`, and taking 2^52
+/// off again gives `value` back only for an integer. Anything out of range
+/// (negative, 2^52 and above, NaN, infinities) has a sum whose bits are not
+/// within 2^52 above 2^52's. An addition, a subtraction and integer
+/// compares: V8 compiles wasm's float-to-integer conversion to a rounding,
+/// the conversion and a conversion back, and each float range comparison
+/// to a flag set (1–2 ns of a wasm `delay` of ~25 ns).
+///
+/// ```
+/// use ojs_retry::args::uint_below_2_52;
+/// assert_eq!(uint_below_2_52(7.0), Some(7));
+/// assert_eq!(uint_below_2_52(-0.0), Some(0));
+/// assert_eq!(uint_below_2_52(4_503_599_627_370_496.0), None); // 2^52
+/// assert_eq!(uint_below_2_52(0.5), None);
+/// ```
+#[inline(always)]
+#[must_use]
+pub fn uint_below_2_52(value: f64) -> Option<u64> {
+    const TWO_52: f64 = 4_503_599_627_370_496.0;
+    const MANTISSA: u64 = (1 << 52) - 1;
+    let shifted = value + TWO_52;
+    let k = shifted.to_bits().wrapping_sub(TWO_52.to_bits());
+    if k > MANTISSA || shifted - TWO_52 != value {
+        return None;
+    }
+    Some(k)
+}
+
 /// Out of line so that [`uint_from_f64`] inlines into the hot paths.
 #[cold]
 #[inline(never)]
@@ -158,9 +226,9 @@ impl Document {
 mod tests {
     use super::*;
 
-    /// The signed route gives the unsigned one's answer (value or error)
-    /// for edges, every power of two, and a spread of integral and
-    /// fractional values.
+    /// The signed route, and the fast routes without an error, give the
+    /// unsigned one's answer (value or error) for edges, every power of two,
+    /// and a spread of integral and fractional values.
     #[test]
     fn uint_from_f64_matches_the_unsigned_route() {
         #[allow(
@@ -193,6 +261,11 @@ mod tests {
             5e-324,
             4_294_967_295.0,
             4_294_967_296.0,
+            4_294_967_296.5,
+            // Around 2^52, where `uint_below_2_52` hands over.
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_494.5,
+            -f64::NAN,
         ];
         for e in -1074..=1023 {
             let p = libm::ldexp(1.0, e);
@@ -206,6 +279,9 @@ mod tests {
         }
         for v in vs {
             assert_eq!(uint_from_f64("f", v).ok(), reference(v), "{v:e}");
+            assert_eq!(uint_of_f64(v), reference(v), "uint_of_f64({v:e})");
+            let below = reference(v).filter(|&n| n < 1 << 52);
+            assert_eq!(uint_below_2_52(v), below, "uint_below_2_52({v:e})");
         }
     }
 }
