@@ -493,12 +493,12 @@ pub fn delay_u(policy: f64, retry_number: f64, u: f64) -> f64 {
 /// `delay(n, { seed })` for a number seed, as [`delay_u`].
 #[napi(js_name = "__delayS")]
 pub fn delay_s(policy: f64, retry_number: f64, seed: f64) -> f64 {
-    match ojs_retry::args::uint_from_f64("seed", seed) {
-        Ok(s) => slab::with(policy, |p| {
+    match ojs_retry::args::uint_of_f64(seed) {
+        Some(s) => slab::with(policy, |p| {
             fast_delay(p, retry_number, JitterSource::Seed(s))
         })
         .unwrap_or(-1.0),
-        Err(_) => -1.0,
+        None => -1.0,
     }
 }
 
@@ -547,12 +547,12 @@ fn delays_into(p: &CorePolicy, buf: &mut [u8]) -> f64 {
     let src = if seeded == 0.0 {
         JitterSource::Uniform(x)
     } else {
-        match ojs_retry::args::uint_from_f64("seed", x) {
-            Ok(s) => JitterSource::Seed(s),
-            Err(_) => return -1.0,
+        match ojs_retry::args::uint_of_f64(x) {
+            Some(s) => JitterSource::Seed(s),
+            None => return -1.0,
         }
     };
-    let len = ojs_retry::args::uint_from_f64("len", len).ok();
+    let len = ojs_retry::args::uint_of_f64(len);
     let Some(slots) = len
         .and_then(|n| usize::try_from(n).ok())
         .and_then(|n| n.checked_mul(8))
@@ -591,15 +591,15 @@ fn delays_into(p: &CorePolicy, buf: &mut [u8]) -> f64 {
 // source's arm of the core's `delay` is left.
 #[inline(always)]
 fn fast_delay(p: &CorePolicy, retry_number: f64, src: JitterSource<'_>) -> f64 {
-    let Ok(n) = ojs_retry::args::uint_from_f64("retry_number", retry_number) else {
+    let Some(n) = ojs_retry::args::uint_of_f64(retry_number) else {
         return -1.0;
     };
-    match p.delay(n, src) {
+    match p.delay_ok(n, src) {
         // A delay is at most `max_interval` ≤ 2^53 − 1 (the `min` says so
         // to the compiler): the signed conversion, one instruction, is exact.
         #[allow(clippy::cast_precision_loss, clippy::cast_possible_wrap)]
-        Ok(d) => d.min(ojs_retry::MAX_MS) as i64 as f64,
-        Err(_) => -1.0,
+        Some(d) => d.min(ojs_retry::MAX_MS) as i64 as f64,
+        None => -1.0,
     }
 }
 
