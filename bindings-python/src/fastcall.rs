@@ -204,12 +204,11 @@ impl<'a, 'py> Call<'a, 'py> {
             let key = value.cast_exact::<PyString>().ok()?;
             return policy
                 .inner
-                .delay(n, core_::JitterSource::Key(key.to_str().ok()?))
-                .ok();
+                .delay_ok(n, core_::JitterSource::Key(key.to_str().ok()?));
         } else {
             return None;
         };
-        policy.inner.delay(n, source).ok()
+        policy.inner.delay_ok(n, source)
     }
 
     /// The pyo3 method, called with the same arguments.
