@@ -26,24 +26,7 @@ use crate::jitter::JitterSource;
 /// ```
 #[inline]
 pub fn uint_from_f64(field: &str, value: f64) -> Result<u64, Error> {
-    #[allow(clippy::cast_precision_loss)]
-    let max = MAX_MS as f64;
-    // NaN fails the range. In `[0, 2^53)` the cast is exact for an integral
-    // value and drops the fraction of any other, so the round trip tells
-    // them apart (as `trunc(x) == x` would, without the call: this is on
-    // every JS binding's `delay` path). `-0` passes as 0. Signed
-    // conversions, after the range test: one instruction each way on
-    // x86-64, where the unsigned ones take six (a measurable part of a
-    // native `delay`).
-    if value >= 0.0 && value <= max {
-        #[allow(clippy::cast_possible_truncation)]
-        let n = value as i64;
-        #[allow(clippy::cast_precision_loss)]
-        if n as f64 == value {
-            return Ok(n.unsigned_abs());
-        }
-    }
-    Err(bad_uint(field, value))
+    uint_of_f64(value).ok_or_else(|| bad_uint(field, value))
 }
 
 /// [`uint_from_f64`] without its error, for bindings' fast paths (which
@@ -67,8 +50,12 @@ pub fn uint_of_f64(value: f64) -> Option<u64> {
     }
     #[allow(clippy::cast_precision_loss)]
     let max = MAX_MS as f64;
-    // As in `uint_from_f64`: NaN fails the range; signed conversions.
-    // Written out: `RangeInclusive::contains` stays a call at opt-level z.
+    // NaN fails the range. In `[0, 2^53)` the cast is exact for an integral
+    // value and drops the fraction of any other, so the round trip tells
+    // them apart (as `trunc(x) == x` would, without the call). `-0` passes
+    // as 0. Signed conversions, after the range test: one instruction each
+    // way on x86-64, where the unsigned ones take six. Written out:
+    // `RangeInclusive::contains` stays a call at opt-level z.
     #[allow(clippy::manual_range_contains)]
     if value >= 0.0 && value <= max {
         #[allow(clippy::cast_possible_truncation)]
