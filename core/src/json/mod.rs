@@ -24,6 +24,11 @@ pub(crate) mod write;
 
 pub(crate) use read::parse;
 
+#[cfg(all(test, feature = "serde_json"))]
+// Test-case generation: cut points within the generated text.
+#[allow(clippy::arithmetic_side_effects)]
+mod tests;
+
 /// A JSON value, as the engine reads documents and keeps error details.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum Value {
@@ -169,6 +174,15 @@ impl IntoIterator for Map {
     type IntoIter = alloc::vec::IntoIter<(String, Value)>;
     fn into_iter(self) -> Self::IntoIter {
         self.entries.into_iter()
+    }
+}
+
+/// Later entries win, as with [`Map::insert`].
+impl Extend<(String, Value)> for Map {
+    fn extend<I: IntoIterator<Item = (String, Value)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(k, v);
+        }
     }
 }
 
