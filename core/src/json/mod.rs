@@ -19,6 +19,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
+mod float;
 pub(crate) mod read;
 pub(crate) mod write;
 

@@ -222,18 +222,14 @@ impl<'a> Reader<'a> {
                 }
             }));
         }
-        // The JSON number grammar is a subset of Rust's float syntax, and
-        // core's conversion is correctly rounded, as serde_json's with
-        // `float_roundtrip`.
-        let x = self
-            .text
+        // Correctly rounded, as serde_json's with `float_roundtrip`.
+        match self
+            .bytes
             .get(start..self.pos)
-            .and_then(|t| t.parse::<f64>().ok())
-            .unwrap_or(f64::NAN);
-        if x.is_finite() {
-            Ok(Number(N::Float(x)))
-        } else {
-            Err(Fault::at("number out of range", start))
+            .and_then(super::float::parse)
+        {
+            Some(x) => Ok(Number(N::Float(x))),
+            None => Err(Fault::at("number out of range", start)),
         }
     }
 
