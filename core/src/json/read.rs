@@ -371,17 +371,19 @@ impl<'a> Reader<'a> {
     }
 
     fn object(&mut self) -> Result<Value, Fault> {
-        let mut map = Map::new();
         self.ws();
         match self.peek() {
             Some(b'}') => {
                 self.bump();
-                return Ok(Value::Object(map));
+                return Ok(Value::Object(Map::new()));
             }
             Some(b'"') => {}
             None => return Err(self.fault("EOF while parsing an object")),
             Some(_) => return Err(self.fault("key must be a string")),
         }
+        // Room for a policy document's eight fields: growing the vector
+        // on the way (to 4, then 8) was a fifth of reading one.
+        let mut map = Map::with_capacity(8);
         loop {
             let key = self.string()?.into_owned();
             let key_end = self.pos;
