@@ -364,7 +364,7 @@ impl Big {
 
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use super::{fast, parse, slow};
     use alloc::format;
     use alloc::string::String;
     use proptest::prelude::*;
@@ -454,6 +454,14 @@ mod tests {
         #[test]
         fn any_decimal(text in "-?(0|[1-9][0-9]{0,30})(\\.[0-9]{1,30})?([eE][-+]?[0-9]{1,3})?") {
             prop_assert!(agrees(&text).is_ok(), "{}", agrees(&text).unwrap_err());
+        }
+
+        /// Clinger's path, whenever it answers, answers as the exact one.
+        #[test]
+        fn fast_path_is_the_exact_one(mantissa in "(0|[1-9][0-9]{0,17})(\\.[0-9]{1,8})?", exp in -30..30_i64) {
+            if let Some(x) = fast(mantissa.as_bytes(), exp) {
+                prop_assert_eq!(Some(x.to_bits()), slow(mantissa.as_bytes(), exp).map(f64::to_bits), "{}e{}", mantissa, exp);
+            }
         }
 
         /// Every double's shortest form, its exact expansion (up to 767
