@@ -10,6 +10,7 @@
 * fast_layer: the same documents as policy_bytes, and the valid examples of
   examples/ (libFuzzer mutates them; the target also splices its input into
   them).
+* json: the same as fast_layer (the reader against serde_json).
 * policy_value, transitions: the same bytes as policy_bytes. These targets
   read their input through `arbitrary`, so a seed is not a document to them,
   only a varied starting point for libFuzzer's mutations.
@@ -66,6 +67,7 @@ def seeds():
         "duration": durations,
         "policy_bytes": docs,
         "fast_layer": docs | examples,
+        "json": docs | examples,
         "policy_value": docs,
         "transitions": docs,
     }

@@ -146,9 +146,9 @@ fn parse(c: &mut Criterion) {
     g.bench_function("ojs_retry_from_json", |b| {
         b.iter(|| RetryPolicy::from_json(black_box(POLICY_12_3)).unwrap());
     });
-    // The same through the complete reader (strict serde_json value, then
-    // every check), the route of every document the single-pass reader
-    // gives up on.
+    // The same through the complete reader (the core's strict JSON value,
+    // then every check), the route of every document the single-pass
+    // reader gives up on.
     g.bench_function("ojs_retry_complete_reader", |b| {
         b.iter(|| {
             PartialPolicy::from_json(black_box(POLICY_12_3))

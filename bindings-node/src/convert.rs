@@ -11,8 +11,8 @@ use napi::JsString;
 use napi::bindgen_prelude::{Env, JsObjectValue, JsValue, Null, Object, ToNapiValue, Unknown};
 use napi::{Status, ValueType};
 use ojs_retry::args::{Document, Jitter, MAX_DEPTH, uint_from_f64 as core_uint};
+use ojs_retry::json::{Map, Number, Value};
 use ojs_retry::{Error as CoreError, MAX_MS};
-use serde_json::{Map, Number, Value};
 
 /// `validation.invalid_argument`: what the boundary reports for a value of
 /// the wrong type or out of range.
@@ -586,7 +586,7 @@ pub fn from_json<'e>(env: &'e Env, v: &Value, ordered_depth: usize) -> napi::Res
             let mut obj = Object::new(env)?;
             if ordered_depth > 0 {
                 for key in KEY_ORDER {
-                    if let Some(item) = map.get(*key) {
+                    if let Some(item) = map.get(key) {
                         obj.set(key, from_json(env, item, ordered_depth - 1)?)?;
                     }
                 }

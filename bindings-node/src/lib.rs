@@ -21,12 +21,12 @@ use napi::bindgen_prelude::{
 };
 use napi::{JsString, Result, ValueType};
 use napi_derive::napi;
+use ojs_retry::json::{Map, Value};
 use ojs_retry::{
     Action, Decision, Failure, HandlerCode, Heartbeat, JitterSource, JobError, Layer,
     Reservation as CoreReservation, RetryPolicy as CorePolicy, RetryState as CoreState,
     ScheduleRow, state::MIN_HISTORY,
 };
-use serde_json::Value;
 
 use ojs_retry::args::{Document, Jitter};
 
@@ -222,7 +222,7 @@ fn row_object<'e>(env: &'e Env, r: &ScheduleRow) -> Result<Object<'e>> {
 }
 
 fn json_text_to_js<'e>(env: &'e Env, text: &str, ordered_depth: usize) -> Result<Unknown<'e>> {
-    let v: Value = serde_json::from_str(text)
+    let v = Value::from_text(text)
         .map_err(|e| napi::Error::from_reason(format!("internal: bad canonical JSON: {e}")))?;
     convert::from_json(env, &v, ordered_depth)
 }
@@ -346,7 +346,7 @@ pub fn policy_preset(env: Env, system: Unknown<'_>, config: Unknown<'_>) -> Resu
         let system = string(system, "system")?;
         let config = match given(config)? {
             Some(c) => convert::to_json(c, "preset", Document::Policy)?,
-            None => Value::Object(serde_json::Map::new()),
+            None => Value::Object(Map::new()),
         };
         store(CorePolicy::preset_value(&system, &config)?)
     })

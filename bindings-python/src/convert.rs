@@ -6,10 +6,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use ojs_retry::MAX_MS;
 use ojs_retry::args::Jitter;
+use ojs_retry::json::{Map, Number, Value};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple};
-use serde_json::{Map, Number, Value};
 
 use crate::errors::{self, arg};
 

@@ -157,12 +157,12 @@ impl PyRetryPolicy {
         let system = convert::text(system, "system")?;
         let mut value = match config.filter(|c| !c.is_none()) {
             Some(c) => convert::to_value(c, "preset", Doc::Policy)?,
-            None => serde_json::Value::Object(serde_json::Map::new()),
+            None => ojs_retry::json::Value::Object(ojs_retry::json::Map::new()),
         };
         if let Some(o) = options.filter(|o| !o.is_empty())
-            && let serde_json::Value::Object(extra) =
+            && let ojs_retry::json::Value::Object(extra) =
                 convert::to_value(o.as_any(), "preset", Doc::Policy)?
-            && let serde_json::Value::Object(map) = &mut value
+            && let ojs_retry::json::Value::Object(map) = &mut value
         {
             map.extend(extra);
         }

@@ -469,7 +469,7 @@ fn number(x: f64) -> Option<Value> {
 pub(crate) fn layer(v: &JsValue) -> JsResult<ojs_retry::Layer<'static>> {
     match text(v, "", Document::Policy) {
         Some(t) => t.map(|t| ojs_retry::Layer::Json(t.into())),
-        None => json_value(v, "", Document::Policy).map(ojs_retry::Layer::Value),
+        None => json_value(v, "", Document::Policy).map(|v| ojs_retry::Layer::Value(v.into())),
     }
 }
 

@@ -714,7 +714,7 @@ fn job_error(v: &JsValue) -> JsResult<JobError> {
     }
     let details = prop(&obj, "details");
     if !details.is_undefined() {
-        e.details = Some(json_value(&details, "details", Document::Argument)?);
+        e.details = Some(json_value(&details, "details", Document::Argument)?.into());
     }
     Ok(e)
 }

@@ -1,7 +1,7 @@
 //! The one error type of the engine: a stable `code`, the offending `field`,
 //! and a message saying what was expected and what was found.
 
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -214,7 +214,7 @@ impl Faults {
 /// A float for messages, spelled as JavaScript and JSON spell it: `NaN`,
 /// `Infinity`, `-Infinity`, `2.5`, `-1`, `1e+300`.
 ///
-/// It goes through serde_json's shortest round-trip formatter, which the
+/// It goes through the JSON writer's shortest round-trip formatter, which the
 /// engine links anyway, instead of core's float `Display`: that one would
 /// add ~15 KB (a fifth of the engine) to the wasm build for a few messages.
 pub(crate) fn show_f64(x: f64) -> String {
@@ -224,9 +224,7 @@ pub(crate) fn show_f64(x: f64) -> String {
     if x.is_infinite() {
         return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
     }
-    let text = serde_json::Number::from_f64(x)
-        .map(|n| n.to_string())
-        .unwrap_or_default();
+    let text = String::from(zmij::Buffer::new().format_finite(x));
     match text.strip_suffix(".0") {
         Some(integral) => integral.into(),
         None => text,

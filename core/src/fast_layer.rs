@@ -1,7 +1,7 @@
 //! A single-pass reader for policy documents that are valid, used before
 //! the complete one.
 //!
-//! The complete reader ([`crate::json::parse`] into a `serde_json::Value`,
+//! The complete reader ([`crate::json::parse`] into a [`crate::json::Value`],
 //! then `read_layer`) finds and reports every fault, but builds a map of
 //! owned keys and values first; on a valid document that was most of the
 //! cost of [`RetryPolicy::from_json`](crate::RetryPolicy::from_json). This
@@ -27,7 +27,7 @@
 //! buffered but the error-type strings the policy keeps.
 //!
 //! The grammar it accepts is a subset of RFC 8259 JSON text, so anything it
-//! accepts `serde_json` (the complete reader) accepts with the same values:
+//! accepts the complete reader ([`crate::json`], serde_json's grammar) accepts with the same values:
 //!
 //! * whitespace is exactly space, tab, line feed and carriage return;
 //! * strings are read in place: `"` … `"` with no backslash (any escape
@@ -45,6 +45,7 @@ use alloc::vec::Vec;
 use crate::backoff::Strategy;
 use crate::duration::{self, MAX_MS};
 use crate::error::Faults;
+use crate::json::read::{skip_ws, stop_at};
 use crate::policy::{OnExhaustion, PartialPolicy};
 
 /// The layer in `text`, or `None` when the complete reader must look at it.
@@ -119,9 +120,7 @@ impl<'a> Scanner<'a> {
 
     #[cfg_attr(target_family = "wasm", inline(always))]
     fn ws(&mut self) {
-        while let [b' ' | b'\t' | b'\n' | b'\r', tail @ ..] = self.rest {
-            self.rest = tail;
-        }
+        self.rest = skip_ws(self.rest);
     }
 
     /// The byte `b`, after any whitespace.
@@ -441,52 +440,8 @@ fn strip<'b>(body: &'b [u8], name: &[u8]) -> Option<&'b [u8]> {
 /// quote.
 #[cfg_attr(target_family = "wasm", inline(always))]
 fn string_len(body: &[u8]) -> Option<usize> {
-    // Eight bytes at a time: error types and keys are mostly longer.
-    // Slice patterns, not `chunks_exact`: its iterator is calls in the
-    // wasm build.
-    let mut rest = body;
-    let mut done: usize = 0;
-    while let [a, b, c, d, e, f, g, h, tail @ ..] = rest {
-        let stops = stops(u64::from_le_bytes([*a, *b, *c, *d, *e, *f, *g, *h]));
-        if stops != 0 {
-            // Little-endian: the lowest flagged byte comes first.
-            let at = usize::try_from(stops.trailing_zeros().checked_div(8)?).ok()?;
-            return quote_at(body, done.checked_add(at)?);
-        }
-        done = done.checked_add(8)?;
-        rest = tail;
-    }
-    for &b in rest {
-        if b == b'"' || b == b'\\' || b < 0x20 {
-            return quote_at(body, done);
-        }
-        done = done.checked_add(1)?;
-    }
-    None
-}
-
-/// `at`, when the byte there is the closing quote (not a stop that gives
-/// up).
-#[cfg_attr(target_family = "wasm", inline(always))]
-fn quote_at(body: &[u8], at: usize) -> Option<usize> {
+    let at = stop_at(body)?;
     matches!(body.get(at), Some(b'"')).then_some(at)
-}
-
-/// The high bit of each byte of `w` that is a quote, a backslash or below
-/// 0x20, exact up to the first such byte (the usual word-at-a-time tests:
-/// bytes above a flagged one may be flagged wrongly, by its borrow).
-#[cfg_attr(target_family = "wasm", inline(always))]
-fn stops(w: u64) -> u64 {
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
-    const BACKSLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
-    const SPACES: u64 = u64::from_ne_bytes([0x20; 8]);
-    // A byte below `c` (c ≤ 0x80) has its high bit clear and sets it when
-    // `c` is subtracted from it; a byte equal to `c` is zero after the XOR,
-    // that is below 1.
-    let below = |x: u64, n: u64| x.wrapping_sub(n) & !x & HIGH;
-    below(w ^ QUOTES, ONES) | below(w ^ BACKSLASHES, ONES) | below(w, SPACES)
 }
 
 /// The spec's example documents (§12), all of which the fast reader must

@@ -50,8 +50,12 @@
 //! ## Features
 //!
 //! * `std` (default): [`JitterSource::Entropy`] from the OS.
+//! * `serde_json` (default): conversions between [`json::Value`] and
+//!   `serde_json::Value`, so the `from_value` entry points take either.
+//!   The engine reads and writes JSON with its own [`json`] module, with or
+//!   without it.
 //! * `serde`: `Deserialize` for [`RetryPolicy`]. (`Serialize` is always
-//!   implemented: it defines the canonical JSON.)
+//!   implemented, and agrees with the engine's own `to_json` writers.)
 //!
 //! Without `std` the crate is `#![no_std]` + `alloc`.
 
@@ -74,7 +78,7 @@ pub mod duration;
 pub mod error;
 mod fast_layer;
 pub mod jitter;
-mod json;
+pub mod json;
 pub mod matching;
 pub mod policy;
 pub mod presets;

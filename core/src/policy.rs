@@ -21,8 +21,10 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::json::write::Writer;
+use crate::json::{AsValue, Map, Value};
+use core::borrow::Borrow;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
-use serde_json::{Map, Value};
 
 use crate::backoff::{Backoff, CappedDelays, Curve, Rounding, ScheduleRow, Spread, Strategy};
 use crate::duration::{self, MAX_MS};
@@ -40,7 +42,10 @@ pub enum Layer<'a> {
     Json(Cow<'a, str>),
     /// The raw bytes of JSON text (checked to be UTF-8).
     JsonBytes(Cow<'a, [u8]>),
-    /// A parsed JSON value (a JS object or a Python dict, converted).
+    /// A parsed JSON value (a JS object or a Python dict, converted). The
+    /// engine's own value type whatever the features, so that this type
+    /// does not change with them (`serde_json::Value` converts with
+    /// `.into()` under the `serde_json` feature).
     Value(Value),
 }
 
@@ -175,15 +180,20 @@ impl PartialPolicy {
     pub fn from_json(text: &str) -> Result<Self, Error> {
         let value = crate::json::parse(text)
             .map_err(|m| Error::new(ErrorCode::RetryPolicyInvalid, "", m))?;
-        Self::from_value(&value)
+        Self::from_json_value(&value)
     }
 
-    /// Reads a partial policy document from a JSON value.
+    /// Reads a partial policy document from a JSON value (the engine's own,
+    /// or with the `serde_json` feature a `serde_json::Value`).
     ///
     /// # Errors
     ///
     /// `validation.retry_policy_invalid` listing every fault.
-    pub fn from_value(value: &Value) -> Result<Self, Error> {
+    pub fn from_value<V: AsValue + ?Sized>(value: &V) -> Result<Self, Error> {
+        Self::from_json_value(&value.as_value())
+    }
+
+    fn from_json_value(value: &Value) -> Result<Self, Error> {
         let mut found = Faults::default();
         let partial = read_layer(value, &mut found, "");
         let mut faults = Faults::default();
@@ -485,8 +495,8 @@ impl RetryPolicy {
     /// # Errors
     ///
     /// As [`RetryPolicy::from_json`].
-    pub fn from_value(value: &Value) -> Result<Self, Error> {
-        Self::from_values(core::slice::from_ref(value))
+    pub fn from_value<V: AsValue + ?Sized>(value: &V) -> Result<Self, Error> {
+        Self::resolve(&[value.as_value()], Faults::default())
     }
 
     /// Like [`RetryPolicy::from_value`] for several layers merged in order.
@@ -494,8 +504,9 @@ impl RetryPolicy {
     /// # Errors
     ///
     /// As [`RetryPolicy::from_json_layers`].
-    pub fn from_values(values: &[Value]) -> Result<Self, Error> {
-        Self::resolve(values, Faults::default())
+    pub fn from_values<V: AsValue>(values: &[V]) -> Result<Self, Error> {
+        let values: Vec<_> = values.iter().map(AsValue::as_value).collect();
+        Self::resolve(&values, Faults::default())
     }
 
     /// Merges layers given in whatever form the caller holds them — JSON
@@ -510,7 +521,7 @@ impl RetryPolicy {
     ///
     /// ```
     /// use ojs_retry::{Layer, RetryPolicy};
-    /// let queue = serde_json::json!({"max_attempts": 10});
+    /// let queue = ojs_retry::json::Value::from_text(r#"{"max_attempts": 10}"#).unwrap();
     /// let p = RetryPolicy::from_layers(vec![Layer::Value(queue), Layer::Json(r#"{"jitter": false}"#.into())]).unwrap();
     /// assert_eq!((p.max_attempts(), p.jitter()), (10, false));
     /// let bytes: &[u8] = b"{\"jitter\": \xff}";
@@ -567,7 +578,7 @@ impl RetryPolicy {
         Self::resolve(&values, faults)
     }
 
-    fn resolve(values: &[Value], mut faults: Faults) -> Result<Self, Error> {
+    fn resolve<B: Borrow<Value>>(values: &[B], mut faults: Faults) -> Result<Self, Error> {
         if let Some(p) = Self::resolve_preset(values, &mut faults) {
             return p;
         }
@@ -575,7 +586,7 @@ impl RetryPolicy {
         for (i, v) in values.iter().enumerate() {
             let ctx = layer_ctx(i, values.len());
             let mut found = Faults::default();
-            let layer = read_layer(v, &mut found, &ctx);
+            let layer = read_layer(v.borrow(), &mut found, &ctx);
             layer.check_into(found, &ctx, &mut faults);
             layers.push(layer);
         }
@@ -584,8 +595,15 @@ impl RetryPolicy {
 
     /// A document `{"preset": {...}}` is a whole policy in another system's
     /// terms: it must be the only layer and hold nothing else.
-    fn resolve_preset(values: &[Value], faults: &mut Faults) -> Option<Result<Self, Error>> {
-        let has = |v: &Value| v.as_object().is_some_and(|m| m.contains_key("preset"));
+    fn resolve_preset<B: Borrow<Value>>(
+        values: &[B],
+        faults: &mut Faults,
+    ) -> Option<Result<Self, Error>> {
+        let has = |v: &B| {
+            v.borrow()
+                .as_object()
+                .is_some_and(|m| m.contains_key("preset"))
+        };
         if !values.iter().any(has) {
             return None;
         }
@@ -597,7 +615,7 @@ impl RetryPolicy {
         }
         let mut found = None;
         for v in values {
-            if let Some(map) = v.as_object()
+            if let Some(map) = v.borrow().as_object()
                 && let Some(p) = map.get("preset")
             {
                 for key in map.keys().filter(|k| *k != "preset") {
@@ -762,15 +780,51 @@ impl RetryPolicy {
     /// that the output stays valid against the §14 schema whenever it can).
     #[must_use]
     pub fn to_json(&self) -> String {
-        // Serialising a struct of strings, integers, finite floats and bools
-        // into a String cannot fail.
-        serde_json::to_string(self).unwrap_or_default()
+        self.write(false)
     }
 
     /// [`RetryPolicy::to_json`], indented.
     #[must_use]
     pub fn to_json_pretty(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_default()
+        self.write(true)
+    }
+
+    /// The `Serialize` impl's output as `serde_json` writes it (the tests
+    /// hold the two together).
+    fn write(&self, pretty: bool) -> String {
+        let mut w = Writer::new(pretty);
+        w.open('{');
+        if let Some(p) = &self.preset {
+            w.key(true, "preset");
+            w.map(&p.config);
+            w.close('}', false);
+            return w.finish();
+        }
+        w.key(true, "max_attempts");
+        w.u64(self.max_attempts);
+        w.key(false, "initial_interval");
+        w.string(&duration::format_ms(self.initial_interval_ms));
+        w.key(false, "backoff_coefficient");
+        w.f64(self.backoff_coefficient);
+        w.key(false, "max_interval");
+        w.string(&duration::format_ms(self.max_interval_ms));
+        w.key(false, "jitter");
+        w.bool(self.jitter);
+        w.key(false, "non_retryable_errors");
+        w.open('[');
+        for (i, e) in self.non_retryable_errors.iter().enumerate() {
+            w.item(i == 0);
+            w.string(e);
+        }
+        w.close(']', self.non_retryable_errors.is_empty());
+        w.key(false, "on_exhaustion");
+        w.string(self.on_exhaustion.as_str());
+        if self.strategy != Strategy::Exponential {
+            w.key(false, "backoff_strategy");
+            w.string(self.strategy.as_str());
+        }
+        w.close('}', false);
+        w.finish()
     }
 
     /// The delay in ms before retry `retry_number` (1-based; retry 1 follows
@@ -1350,7 +1404,7 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
             ),
         }
     }
-    // serde_json's map is ordered by key, so unknown fields come out sorted.
+    // The map is ordered by key, so unknown fields come out sorted.
     for key in map.keys().filter(|k| !FIELDS.contains(&k.as_str())) {
         faults.push(
             key.clone(),

@@ -21,8 +21,9 @@ use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::string::String;
 
+use crate::json::write::Writer;
+use crate::json::{AsValue, Value};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
-use serde_json::Value;
 
 use crate::decision::{Action, Decision, Failure, HandlerCode};
 use crate::duration::MAX_MS;
@@ -253,7 +254,29 @@ impl RetryState {
     /// is finished.
     #[must_use]
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        // The `Serialize` impl's output as `serde_json` writes it (the
+        // tests hold the two together).
+        let mut w = Writer::new(false);
+        w.open('{');
+        w.key(true, "attempt");
+        w.u64(self.attempt);
+        w.key(false, "errors");
+        w.open('[');
+        for (i, e) in self.errors.iter().enumerate() {
+            w.item(i == 0);
+            e.write(&mut w);
+        }
+        w.close(']', self.errors.is_empty());
+        w.key(false, "next_retry_at");
+        w.opt_str(
+            self.next_retry_at
+                .map(|t| time::format_ms(t.min(time::MAX_INSTANT_MS)))
+                .as_deref(),
+        );
+        w.key(false, "terminal");
+        w.opt_str(self.terminal.map(Action::as_str));
+        w.close('}', false);
+        w.finish()
     }
 
     /// Reads the §10 JSON shape (keeping at most `history_limit` newest
@@ -270,7 +293,7 @@ impl RetryState {
     /// ```
     pub fn from_json(text: &str, history_limit: usize) -> Result<Self, Error> {
         let v = crate::json::parse(text).map_err(|m| Error::new(ErrorCode::StateInvalid, "", m))?;
-        Self::from_value(&v, history_limit)
+        Self::from_json_value(&v, history_limit)
     }
 
     /// Reads the §10 shape from a JSON value.
@@ -278,7 +301,11 @@ impl RetryState {
     /// # Errors
     ///
     /// As [`RetryState::from_json`].
-    pub fn from_value(v: &Value, history_limit: usize) -> Result<Self, Error> {
+    pub fn from_value<V: AsValue + ?Sized>(v: &V, history_limit: usize) -> Result<Self, Error> {
+        Self::from_json_value(&v.as_value(), history_limit)
+    }
+
+    fn from_json_value(v: &Value, history_limit: usize) -> Result<Self, Error> {
         let bad = |field: &str, m: String| Error::new(ErrorCode::StateInvalid, field, m);
         let Value::Object(map) = v else {
             return Err(bad(
@@ -411,6 +438,30 @@ fn read_record(v: &Value, at: &str) -> Result<ErrorRecord, Error> {
         timestamp_ms,
         details: map.get("details").filter(|d| !d.is_null()).cloned(),
     })
+}
+
+impl ErrorRecord {
+    /// As the `Serialize` impl below, as `serde_json` writes it.
+    fn write(&self, w: &mut Writer) {
+        w.open('{');
+        w.key(true, "attempt");
+        w.u64(self.attempt);
+        w.key(false, "type");
+        w.string(&self.error_type);
+        w.key(false, "message");
+        w.string(&self.message);
+        w.key(false, "code");
+        w.string(self.code.as_str());
+        w.key(false, "timestamp");
+        w.string(&time::format_ms(
+            self.timestamp_ms.min(time::MAX_INSTANT_MS),
+        ));
+        if let Some(d) = &self.details {
+            w.key(false, "details");
+            w.value(d);
+        }
+        w.close('}', false);
+    }
 }
 
 impl Serialize for ErrorRecord {

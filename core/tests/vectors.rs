@@ -296,7 +296,7 @@ fn run(op: &str, input: &Value) -> Result<Value, (Error, Option<usize>, Value)> 
                     if let Some(c) = f.get("code") {
                         e.code = Some(HandlerCode::parse(c.as_str().unwrap()).unwrap());
                     }
-                    e.details = f.get("details").cloned();
+                    e.details = f.get("details").map(Into::into);
                     s.record_failure(&p, &e, now, j)
                 } else {
                     assert!(ev.get("timeout").is_some(), "unknown state event {ev}");

@@ -36,7 +36,7 @@ fn check(text: &str) {
         .unwrap_or_else(|e| panic!("the fast reader took invalid JSON {text:?}: {e}"));
     assert_eq!(
         RetryPolicy::from_json(text),
-        RetryPolicy::from_layers(vec![Layer::Value(value)]),
+        RetryPolicy::from_layers(vec![Layer::Value(value.into())]),
         "from_json and the complete route disagree on {text:?}"
     );
 }

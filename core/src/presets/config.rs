@@ -7,7 +7,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use serde_json::{Map, Number, Value};
+use crate::json::{Map, Number, Value};
 
 use crate::duration::MAX_MS;
 use crate::error::{Faults, quote, show_f64};

@@ -36,7 +36,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use serde_json::{Map, Value};
+use crate::json::{AsValue, Map, Value};
 
 use crate::backoff::{Backoff, Curve, Rounding, Spread};
 use crate::decision::Action;
@@ -872,8 +872,8 @@ impl RetryPolicy {
     ///
     /// As [`RetryPolicy::preset`]; a `system` key inside the configuration
     /// must agree with `system`.
-    pub fn preset_value(system: &str, config: &Value) -> Result<Self, Error> {
-        let mut map = match config {
+    pub fn preset_value<V: AsValue + ?Sized>(system: &str, config: &V) -> Result<Self, Error> {
+        let mut map = match &*config.as_value() {
             Value::Object(m) => m.clone(),
             Value::Null => Map::new(),
             other => {
