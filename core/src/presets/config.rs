@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 
 use crate::json::{Map, Number, Value};
 
+use crate::decision::Action;
 use crate::duration::MAX_MS;
 use crate::error::{Faults, quote, show_f64};
 use crate::policy::{kind, read_uint};
@@ -146,36 +147,49 @@ impl<'a> Reader<'a> {
         v
     }
 
-    /// One of `choices` (the first is the default).
-    pub(crate) fn choice(&mut self, key: &'static str, choices: &[&'static str]) -> &'static str {
-        let default = choices.first().copied().unwrap_or("");
+    /// One of `choices` (the first is the default), as its index.
+    pub(crate) fn choice(&mut self, key: &'static str, choices: &[&'static str]) -> usize {
         let v = match self.get(key) {
-            None => default,
-            Some(v) => match v.as_str().and_then(|s| choices.iter().find(|c| **c == s)) {
-                Some(c) => c,
+            None => 0,
+            Some(v) => match v
+                .as_str()
+                .and_then(|s| choices.iter().position(|c| *c == s))
+            {
+                Some(i) => i,
                 None => {
                     let list: Vec<String> = choices.iter().map(|c| quote(c)).collect();
                     self.fault(
                         key,
                         format!("expected one of {}, found {}", list.join(", "), kind(v)),
                     );
-                    default
+                    0
                 }
             },
         };
-        self.out.insert(key.to_owned(), Value::from(v));
+        self.out.insert(
+            key.to_owned(),
+            Value::from(choices.get(v).copied().unwrap_or("")),
+        );
         v
     }
 
-    /// A list of error-type patterns (the engine's `matches` syntax).
-    pub(crate) fn patterns(&mut self, key: &'static str, default: &[&str]) -> Vec<String> {
-        let v: Vec<String> = match self.get(key) {
-            None => default.iter().map(|s| (*s).to_owned()).collect(),
+    /// A list of error-type patterns (the engine's `matches` syntax), each
+    /// paired with the outcome `action` it leads to: the preset's rules
+    /// (built here, once, rather than mapped at each of the dozen call
+    /// sites, which cost ~150 B of wasm apiece).
+    pub(crate) fn rules(
+        &mut self,
+        key: &'static str,
+        default: &[&str],
+        action: Action,
+    ) -> Vec<(String, Action)> {
+        let v: Vec<(String, Action)> = match self.get(key) {
+            None => default.iter().map(|s| ((*s).to_owned(), action)).collect(),
             Some(Value::Array(items)) => {
                 let mut list = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
                     match item {
-                        Value::String(s) if !s.is_empty() => list.push(s.clone()),
+                        Value::String(s) if !s.is_empty() => list.push((s.clone(), action)),
                         other => self.faults.push(
                             format!("preset.{key}[{i}]"),
                             format!("expected a non-empty error type, found {}", kind(other)),
@@ -194,7 +208,7 @@ impl<'a> Reader<'a> {
         };
         self.out.insert(
             key.to_owned(),
-            Value::Array(v.iter().cloned().map(Value::String).collect()),
+            Value::Array(v.iter().map(|(s, _)| Value::String(s.clone())).collect()),
         );
         v
     }

@@ -236,8 +236,10 @@ pub(crate) fn from_value(value: &Value) -> Result<RetryPolicy, Error> {
         );
         return Err(into_err(faults));
     };
-    let system = match map.get("system") {
-        Some(Value::String(s)) if SYSTEMS.contains(&s.as_str()) => s.clone(),
+    let (system, index) = match map.get("system") {
+        Some(Value::String(s)) if let Some(i) = SYSTEMS.iter().position(|n| n == s) => {
+            (s.clone(), i)
+        }
         Some(v) => {
             faults.push(
                 "preset.system",
@@ -254,7 +256,7 @@ pub(crate) fn from_value(value: &Value) -> Result<RetryPolicy, Error> {
         }
     };
     let mut r = Reader::new(map);
-    let (preset, ojs) = read_system(&system, &mut r);
+    let (preset, ojs) = read_system(index, &mut r);
     let (mut out, mut found) = r.finish(&system);
     let mut canonical = Map::new();
     canonical.insert("system".to_owned(), Value::String(system));
@@ -327,9 +329,14 @@ fn total(last: Option<u64>) -> u64 {
 const INT_MAX: u64 = i32::MAX as u64;
 
 #[allow(clippy::too_many_lines)]
-fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
+/// `system` is the index of the system's name in [`SYSTEMS`] (integer
+/// arms: matching the names again costs a string comparison per arm), and
+/// `choice` answers the index of the option among its choices, for the
+/// same reason.
+fn read_system(system: usize, r: &mut Reader<'_>) -> (Preset, Ojs) {
     match system {
-        "sidekiq" => {
+        0 => {
+            // sidekiq
             let version = r.choice("version", &["8", "7"]);
             let max_retries = r.uint("max_retries", 25, 0, MAX_MS);
             let retry = match r.raw("retry") {
@@ -351,28 +358,28 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
             };
             r.put("retry", canonical_retry);
             let dead = r.boolean("dead", true);
-            let kill = r.patterns("kill", &[]);
-            let discard = r.patterns("discard", &[]);
-            let jitter = if version == "8" {
+            let to_morgue = if dead { DEAD } else { GONE };
+            let mut rules = r.rules("kill", &[], to_morgue);
+            rules.append(&mut r.rules("discard", &[], GONE));
+            let jitter = if version == 0 {
                 SidekiqJitter::V8
             } else {
                 SidekiqJitter::V7
             };
-            let to_morgue = if dead { DEAD } else { GONE };
             // retry: false → no retry and no morgue (death handlers only).
             let (last, exhausted) = match retry {
                 None => (Some(0), GONE),
                 Some(n) => (retries(Some(n)), to_morgue),
             };
             let mut p = preset(Formula::Quartic { jitter, steps: 10 }, last, exhausted);
-            p.rules = kill.into_iter().map(|k| (k, to_morgue)).collect();
-            p.rules.extend(discard.into_iter().map(|d| (d, GONE)));
+            p.rules = rules;
             p.limit_first = true;
             let mut o = ojs(total(last), 1_000, 4.0, MAX_MS, true);
             o.strategy = Strategy::Polynomial;
             (p, o)
         }
-        "faktory" => {
+        1 => {
+            // faktory
             let retry = r.int("retry", 25, -1);
             let (last, exhausted) = match retry {
                 0 => (Some(0), GONE),
@@ -391,7 +398,8 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
             o.strategy = Strategy::Polynomial;
             (p, o)
         }
-        "celery" => {
+        2 => {
+            // celery
             let max_retries = r.opt_uint("max_retries", Some(3));
             let factor = match r.raw("retry_backoff") {
                 None | Some(Value::Bool(false)) => {
@@ -429,7 +437,7 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
             let maximum = r.uint("retry_backoff_max", 600, 0, MAX_MS);
             let jitter = r.boolean("retry_jitter", true);
             let delay_s = r.number("default_retry_delay", 180.0, 0.0, 9.0e12);
-            let rules = r.patterns("dont_autoretry_for", &[]);
+            let rules = r.rules("dont_autoretry_for", &[], GONE);
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let fixed_ms = (libm::trunc(delay_s * 1000.0) as u64).min(MAX_MS);
             let last = retries(max_retries);
@@ -441,7 +449,7 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
                 last,
                 GONE,
             );
-            p.rules = rules.into_iter().map(|x| (x, GONE)).collect();
+            p.rules = rules;
             let o = match factor {
                 Some(f) => ojs(
                     total(last),
@@ -458,10 +466,11 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
             };
             (p, o)
         }
-        "bullmq" => {
+        3 => {
+            // bullmq
             let attempts_n = r.uint("attempts", 1, 0, MAX_MS);
             let (kind_, delay, jitter) = read_bull_backoff(r);
-            let unrecoverable = r.patterns("unrecoverable", &["UnrecoverableError"]);
+            let unrecoverable = r.rules("unrecoverable", &["UnrecoverableError"], DEAD);
             let last = attempts(attempts_n);
             let mut p = preset(
                 Formula::Bullmq {
@@ -472,7 +481,7 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
                 last,
                 DEAD,
             );
-            p.rules = unrecoverable.into_iter().map(|x| (x, DEAD)).collect();
+            p.rules = unrecoverable;
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let d = (delay as u64).max(1);
             let mut o = ojs(attempts_n.max(1), d, 2.0, MAX_MS, jitter > 0.0);
@@ -482,7 +491,8 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
             }
             (p, o)
         }
-        "temporal" => {
+        4 => {
+            // temporal
             let initial = r.uint("initialInterval", 1_000, 1, MAX_MS / 100);
             let coefficient = r.number("backoffCoefficient", 2.0, 1.0, f64::MAX);
             let max = r.uint("maximumInterval", initial.saturating_mul(100), 1, MAX_MS);
@@ -495,7 +505,7 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
                 );
             }
             let max_attempts = r.uint("maximumAttempts", 0, 0, INT_MAX);
-            let types = r.patterns("nonRetryableErrorTypes", &[]);
+            let types = r.rules("nonRetryableErrorTypes", &[], GONE);
             let last = if max_attempts == 0 {
                 None
             } else {
@@ -510,15 +520,17 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
                 last,
                 GONE,
             );
-            p.rules = types.into_iter().map(|x| (x, GONE)).collect();
+            p.rules = types;
             (p, ojs(total(last), initial, coefficient, max, false))
         }
-        "oban" => {
+        5 => {
+            // oban
             let max_attempts = r.uint("max_attempts", 20, 1, INT_MAX);
             let p = preset(Formula::Oban { max_attempts }, attempts(max_attempts), GONE);
             (p, ojs(max_attempts, 17_000, 2.0, MAX_MS, true))
         }
-        "rq" => {
+        6 => {
+            // rq
             let max = r.uint("max", 1, 1, MAX_MS);
             let intervals = read_rq_interval(r);
             let rule = r.choice("rule", &["raised", "returned"]);
@@ -527,7 +539,7 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
                 Formula::Rq {
                     intervals,
                     max,
-                    returned: rule == "returned",
+                    returned: rule == 1,
                 },
                 retries(Some(max)),
                 DEAD,
@@ -537,11 +549,12 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
             o.strategy = Strategy::None;
             (p, o)
         }
-        "dramatiq" => {
+        7 => {
+            // dramatiq
             let max_retries = r.opt_uint("max_retries", Some(20));
             let min_backoff = r.uint("min_backoff", 15_000, 0, MAX_MS);
             let max_backoff = r.uint("max_backoff", 604_800_000, 0, MAX_MS);
-            let throws = r.patterns("throws", &[]);
+            let throws = r.rules("throws", &[], DEAD);
             let last = retries(max_retries);
             let mut p = preset(
                 Formula::Dramatiq {
@@ -552,7 +565,7 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
                 last,
                 DEAD,
             );
-            p.rules = throws.into_iter().map(|x| (x, DEAD)).collect();
+            p.rules = throws;
             let o = ojs(
                 total(last),
                 min_backoff.max(1),
@@ -562,10 +575,11 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
             );
             (p, o)
         }
-        "aws" => {
+        8 => {
+            // aws
             let max_attempts = r.uint("max_attempts", 3, 1, MAX_MS);
             let throttling = r.boolean("throttling", false);
-            let rules = r.patterns("non_retryable", &[]);
+            let rules = r.rules("non_retryable", &[], GONE);
             let base = if throttling { 1_000 } else { 50 };
             let b = Backoff {
                 initial_ms: base,
@@ -576,10 +590,11 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
                 rounding: Rounding::Nearest,
             };
             let mut p = preset(Formula::Engine(b), attempts(max_attempts), GONE);
-            p.rules = rules.into_iter().map(|x| (x, GONE)).collect();
+            p.rules = rules;
             (p, ojs(max_attempts, base, 2.0, 20_000, true))
         }
-        "aws_jitter" => {
+        9 => {
+            // aws_jitter
             let jitter = r.choice("jitter", &["full", "equal", "decorrelated"]);
             let base = r.uint("base_ms", 100, 1, MAX_MS);
             let cap = r.uint("cap_ms", 20_000, 1, MAX_MS);
@@ -590,10 +605,10 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
                 );
             }
             let max_attempts = r.uint("max_attempts", 3, 1, MAX_MS);
-            let rules = r.patterns("non_retryable", &[]);
+            let rules = r.rules("non_retryable", &[], GONE);
             let spread = match jitter {
-                "equal" => Spread::Equal,
-                "decorrelated" => Spread::Decorrelated,
+                1 => Spread::Equal,
+                2 => Spread::Decorrelated,
                 _ => Spread::Full,
             };
             let b = Backoff {
@@ -610,18 +625,19 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
                 Formula::Engine(b)
             };
             let mut p = preset(formula, attempts(max_attempts), GONE);
-            p.rules = rules.into_iter().map(|x| (x, GONE)).collect();
+            p.rules = rules;
             (p, ojs(max_attempts, base, 2.0, cap.max(base), true))
         }
-        "ratchet" => {
+        10 => {
+            // ratchet
             let max_retries = r.uint("maxRetries", 0, 0, INT_MAX);
             let policy = match r.choice("backoffPolicy", &["NONE", "FIXED", "EXPONENTIAL"]) {
-                "FIXED" => RatchetPolicy::Fixed,
-                "EXPONENTIAL" => RatchetPolicy::Exponential,
+                1 => RatchetPolicy::Fixed,
+                2 => RatchetPolicy::Exponential,
                 _ => RatchetPolicy::None,
             };
             let base = r.uint("backoffDelayMs", 0, 0, INT_MAX);
-            let rules = r.patterns("doNotRetry", &[]);
+            let rules = r.rules("doNotRetry", &[], DEAD);
             let mut p = preset(
                 Formula::Ratchet {
                     policy,
@@ -630,7 +646,7 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
                 retries(Some(max_retries)),
                 DEAD,
             );
-            p.rules = rules.into_iter().map(|x| (x, DEAD)).collect();
+            p.rules = rules;
             let mut o = ojs(
                 total(Some(max_retries)),
                 base.max(1),
@@ -644,11 +660,12 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
             }
             (p, o)
         }
-        "zzz_jobs" => {
+        11 => {
+            // zzz_jobs
             let max_attempts = r.uint("max_attempts", 20, 0, INT_MAX);
             let strategy = match r.choice("strategy", &["exponential", "linear", "constant"]) {
-                "linear" => ZzzStrategy::Linear,
-                "constant" => ZzzStrategy::Constant,
+                1 => ZzzStrategy::Linear,
+                2 => ZzzStrategy::Constant,
                 _ => ZzzStrategy::Exponential,
             };
             let base_s = r.uint("base_seconds", 15, 0, MAX_MS);
@@ -679,15 +696,15 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
             }
             (p, o)
         }
-        // "chasquimq"
         _ => {
+            // chasquimq
             let max_attempts = r.uint("max_attempts", 3, 0, u64::from(u32::MAX));
-            let exponential = r.choice("kind", &["exponential", "fixed"]) == "exponential";
+            let exponential = r.choice("kind", &["exponential", "fixed"]) == 0;
             let delay_ms = r.uint("delay_ms", 100, 0, MAX_MS);
             let max_ms = r.uint("max_delay_ms", 30_000, 0, MAX_MS);
             let multiplier = r.number("multiplier", 2.0, 0.0, f64::MAX);
             let jitter_ms = r.uint("jitter_ms", 100, 0, MAX_MS / 2);
-            let rules = r.patterns("unrecoverable", &["UnrecoverableError", "panic"]);
+            let rules = r.rules("unrecoverable", &["UnrecoverableError", "panic"], DEAD);
             let mut p = preset(
                 Formula::Chasqui {
                     exponential,
@@ -699,7 +716,7 @@ fn read_system(system: &str, r: &mut Reader<'_>) -> (Preset, Ojs) {
                 attempts(max_attempts),
                 DEAD,
             );
-            p.rules = rules.into_iter().map(|x| (x, DEAD)).collect();
+            p.rules = rules;
             let mut o = ojs(
                 max_attempts,
                 delay_ms.max(1),
