@@ -231,20 +231,22 @@ pub(crate) fn show_f64(x: f64) -> String {
     }
 }
 
-/// Quotes a user string for a message, shortened so a 10 MB input does not
-/// produce a 10 MB message.
+/// Quotes a user string for a message, escaped as in a JSON document
+/// (not Rust's `Debug`, whose printable-character tables cost ~3 KB of
+/// wasm), and shortened so a 10 MB input does not produce a 10 MB message.
 pub(crate) fn quote(s: &str) -> String {
     const MAX: usize = 64;
     let mut out = String::from("\"");
-    let mut chars = s.chars();
-    for c in chars.by_ref().take(MAX) {
-        out.extend(c.escape_debug());
-    }
-    if chars.next().is_some() {
-        out.push_str("...");
-        out.push_str(&alloc::format!("\" ({} bytes)", s.len()));
-    } else {
-        out.push('"');
+    match s.char_indices().nth(MAX) {
+        Some((cut, _)) => {
+            crate::json::write::escape_into(&mut out, s.get(..cut).unwrap_or(""));
+            out.push_str("...");
+            out.push_str(&alloc::format!("\" ({} bytes)", s.len()));
+        }
+        None => {
+            crate::json::write::escape_into(&mut out, s);
+            out.push('"');
+        }
     }
     out
 }
@@ -252,6 +254,16 @@ pub(crate) fn quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quote_escapes_as_json_and_shortens() {
+        assert_eq!(quote("it's"), "\"it's\"");
+        assert_eq!(quote("a\"b\\c\nd\u{1}é"), "\"a\\\"b\\\\c\\nd\\u0001é\"");
+        let long = "é".repeat(70);
+        let q = quote(&long);
+        assert_eq!(q, alloc::format!("\"{}...\" (140 bytes)", "é".repeat(64)));
+        assert_eq!(quote(""), "\"\"");
+    }
 
     #[test]
     fn floats_in_messages() {

@@ -318,7 +318,8 @@ impl RetryState {
                 return Err(bad(
                     key,
                     format!(
-                        "unknown field {key:?}; expected attempt, errors, next_retry_at, terminal"
+                        "unknown field {}; expected attempt, errors, next_retry_at, terminal",
+                        crate::error::quote(key)
                     ),
                 ));
             }

@@ -396,7 +396,7 @@ impl<'a> Reader<'a> {
             let value = self.value()?;
             if let Err((key, _)) = map.insert_new(key, value) {
                 return Err(Fault {
-                    what: Cow::Owned(format!("duplicate key {key:?}")),
+                    what: Cow::Owned(format!("duplicate key {}", crate::error::quote(&key))),
                     at: key_end,
                 });
             }

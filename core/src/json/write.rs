@@ -99,44 +99,10 @@ impl Writer {
         }
     }
 
-    /// A quoted string, escaped as serde_json escapes: `"`, `\` and the
-    /// control characters, by their short form where JSON has one, else
-    /// `\u00XX` (lowercase hex); everything else as is.
+    /// A quoted string, escaped as serde_json escapes it ([`escape_into`]).
     pub(crate) fn string(&mut self, s: &str) {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
         self.out.push('"');
-        let mut rest = s;
-        while let Some(at) = super::read::stop_at(rest.as_bytes()) {
-            let (plain, tail) = rest.split_at_checked(at).unwrap_or((rest, ""));
-            self.out.push_str(plain);
-            let mut chars = tail.chars();
-            let Some(c) = chars.next() else {
-                rest = "";
-                break;
-            };
-            rest = chars.as_str();
-            match c {
-                '"' => self.out.push_str("\\\""),
-                '\\' => self.out.push_str("\\\\"),
-                '\u{8}' => self.out.push_str("\\b"),
-                '\u{c}' => self.out.push_str("\\f"),
-                '\n' => self.out.push_str("\\n"),
-                '\r' => self.out.push_str("\\r"),
-                '\t' => self.out.push_str("\\t"),
-                _ => {
-                    let b = u32::from(c);
-                    self.out.push_str("\\u00");
-                    for shift in [4, 0] {
-                        let d = HEX
-                            .get(((b >> shift) & 0xF) as usize)
-                            .copied()
-                            .unwrap_or(b'0');
-                        self.out.push(char::from(d));
-                    }
-                }
-            }
-        }
-        self.out.push_str(rest);
+        escape_into(&mut self.out, s);
         self.out.push('"');
     }
 
@@ -172,4 +138,45 @@ impl Writer {
         }
         self.close('}', m.is_empty());
     }
+}
+
+/// `s` escaped as serde_json escapes a string's contents: `"`, `\\` and the
+/// control characters, by their short form where JSON has one, else
+/// `\u00XX` (lowercase hex); everything else as is. Also the quoting of
+/// user text in error messages (`error::quote`), so a message shows a
+/// string the way the JSON document had it.
+pub(crate) fn escape_into(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut rest = s;
+    while let Some(at) = super::read::stop_at(rest.as_bytes()) {
+        let (plain, tail) = rest.split_at_checked(at).unwrap_or((rest, ""));
+        out.push_str(plain);
+        let mut chars = tail.chars();
+        let Some(c) = chars.next() else {
+            rest = "";
+            break;
+        };
+        rest = chars.as_str();
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            _ => {
+                let b = u32::from(c);
+                out.push_str("\\u00");
+                for shift in [4, 0] {
+                    let d = HEX
+                        .get(((b >> shift) & 0xF) as usize)
+                        .copied()
+                        .unwrap_or(b'0');
+                    out.push(char::from(d));
+                }
+            }
+        }
+    }
+    out.push_str(rest);
 }
