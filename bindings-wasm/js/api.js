@@ -36,7 +36,9 @@ import {
   __io as ioAt,
   __run as runOp,
   __parse as parseText,
+  __defaultPolicy as defaultPolicy,
   __policyNum as policyNum,
+  __objNum as objectNum,
   __release as releaseHandle,
   __delays as delaysInPlace,
   __scratch as scratchAddress,
@@ -114,9 +116,26 @@ function errorFrom(parts) {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+// Views on wasm memory, remade when a memory growth detached them (length
+// 0) or the buffer they show moved: the 8 numbers of `__run` (allocated in
+// Rust on first use, never moved), and its text buffer (which moves when
+// it grows: `__io` gives its address).
 const ARG_NUMS = 8;
-const argBytes = new Float64Array(ARG_NUMS);
-const argView = new Uint8Array(argBytes.buffer);
+let argNums = null;
+function argView() {
+  if (argNums === null || argNums.length === 0) {
+    const at = scratchAddress(ARG_NUMS, 2);
+    if (at < 0) throw argError("", "malformed call from api.js");
+    argNums = new Float64Array(memory().buffer, at, ARG_NUMS);
+  }
+  return argNums;
+}
+let bytesView = new Uint8Array(0);
+function bytes() {
+  if (bytesView.length === 0) bytesView = new Uint8Array(memory().buffer);
+  return bytesView;
+}
 
 /**
  * Runs operation `op` (see `call` in bindings-wasm/src/lib.rs) on `h`, the
@@ -127,30 +146,96 @@ const argView = new Uint8Array(argBytes.buffer);
  * result is read.
  */
 function call(op, h, nums, texts) {
-  let cap = ARG_NUMS * 8;
+  const r = send(op, h, nums, texts);
+  const len = r < 0 ? -r - 1 : r;
+  const at = ioAt(0);
+  const text = utf8(bytes(), at, len);
+  if (r < 0) throw errorFrom(JSON.parse(text));
+  return text;
+}
+
+/** Writes the arguments and runs `op`: `__run`'s answer (see `call`). */
+function send(op, h, nums, texts) {
+  const a = argView();
+  for (let i = 0; i < ARG_NUMS; i++) a[i] = i < nums.length ? nums[i] : 0;
+  let cap = 0;
   for (const t of texts) cap += 4 + 3 * t.length;
   const at = ioAt(cap);
   if (at < 0) throw argError("", "malformed call from api.js");
-  argBytes.fill(0);
-  for (let i = 0; i < nums.length; i++) argBytes[i] = nums[i];
-  let mem = new Uint8Array(memory().buffer);
-  mem.set(argView, at);
-  let p = at + ARG_NUMS * 8;
+  const mem = bytes();
+  let p = at;
   for (const t of texts) {
-    const { written } = encoder.encodeInto(t, mem.subarray(p + 4, p + 4 + 3 * t.length));
+    const written = encode(t, mem, p + 4);
     mem[p] = written & 0xff;
     mem[p + 1] = (written >>> 8) & 0xff;
     mem[p + 2] = (written >>> 16) & 0xff;
     mem[p + 3] = written >>> 24;
     p += 4 + written;
   }
-  const r = runOp(op, h, p - at);
+  return runOp(op, h, p - at);
+}
+
+// Short ASCII text is copied by a loop here: the host's TextEncoder and
+// TextDecoder cost a native call each (more than the loop below ~64
+// characters); other text goes through them.
+const SHORT = 64;
+
+/** `t` as UTF-8 into `mem` at `at` (room for 3 bytes per unit): the bytes written. */
+function encode(t, mem, at) {
+  const n = t.length;
+  if (n < SHORT) {
+    let i = 0;
+    for (; i < n; i++) {
+      const c = t.charCodeAt(i);
+      if (c >= 0x80) break;
+      mem[at + i] = c;
+    }
+    if (i === n) return n;
+  }
+  return encoder.encodeInto(t, mem.subarray(at, at + 3 * n)).written;
+}
+
+/** The UTF-8 text of `len` bytes of `mem` at `at`. */
+function utf8(mem, at, len) {
+  if (len < SHORT) {
+    let s = "";
+    for (let i = 0; i < len; i++) {
+      const c = mem[at + i];
+      if (c >= 0x80) return decoder.decode(mem.subarray(at, at + len));
+      s += String.fromCharCode(c);
+    }
+    return s;
+  }
+  return decoder.decode(mem.subarray(at, at + len));
+}
+
+/**
+ * Runs an operation that answers a decision (`decide`, `recordFailure`,
+ * `recordTimeout`) and builds it: numbers in the argument buffer, names and
+ * the matched pattern as text (see `decision_text` in
+ * bindings-wasm/src/lib.rs). Faster than JSON.parse of the object.
+ */
+function callDecision(op, h, nums, texts) {
+  const r = send(op, h, nums, texts);
   const len = r < 0 ? -r - 1 : r;
-  const out = ioAt(0);
-  mem = new Uint8Array(memory().buffer, out, len);
-  const text = decoder.decode(mem);
-  if (r < 0) throw errorFrom(JSON.parse(text));
-  return text;
+  const t = utf8(bytes(), ioAt(0), len);
+  if (r < 0) throw errorFrom(JSON.parse(t));
+  const a = argView();
+  const i1 = t.indexOf("\n");
+  const i2 = t.indexOf("\n", i1 + 1);
+  const i3 = t.indexOf("\n", i2 + 1);
+  const orNull = (x) => (x < 0 ? null : x);
+  return {
+    action: t.slice(0, i1),
+    reason: t.slice(i1 + 1, i2),
+    handlerCode: i3 === i2 + 1 ? null : t.slice(i2 + 1, i3),
+    matchedPattern: a[5] !== 0 ? t.slice(i3 + 1) : null,
+    attempt: a[0],
+    timedOut: a[1] !== 0,
+    retryNumber: orNull(a[2]),
+    delayMs: orNull(a[3]),
+    nextRetryAt: orNull(a[4]),
+  };
 }
 
 /** `call`, its JSON result parsed. */
@@ -518,7 +603,7 @@ class RetryPolicy {
     let h = adopted;
     if (h >= 0) adopted = -1;
     else {
-      h = typeof policy === "string" ? parsed(policy) : -1;
+      h = typeof policy === "string" ? parsed(policy) : policy === undefined ? defaultPolicy() : -1;
       if (h < 0) h = made(call(LAYERS, 0, [], policy === undefined ? [] : [layer(policy)]));
     }
     this.#h = h;
@@ -741,9 +826,20 @@ method(RetryPolicy, "delays", function delays(retryNumbers, jitter_) {
     return map(x);
   });
 });
+// The other values, read once per policy (it is immutable) and kept in a
+// WeakMap: `[presetSystem, onExhaustion, backoffStrategy,
+// nonRetryableErrors]`; each read checks the handle (a freed policy is an
+// error), and the list is a fresh copy each time.
+const infos = new WeakMap();
 ["presetSystem", "onExhaustion", "backoffStrategy", "nonRetryableErrors"].forEach((name, i) => {
   accessor(RetryPolicy, name, function () {
-    return callJSON(POLICY_GET, handleOf(this), [6 + i], []);
+    const h = livePolicy(this);
+    let info = infos.get(this);
+    if (info === undefined) {
+      info = callJSON(POLICY_GET, h, [6], []);
+      infos.set(this, info);
+    }
+    return i === 3 ? info[3].slice() : info[i];
   });
 });
 method(RetryPolicy, "toString", function toString() {
@@ -758,7 +854,11 @@ method(RetryPolicy, "schedule", function schedule(count, jitter_) {
   const texts = [];
   const j = jitter(jitter_);
   pushJitter(j ?? [3], nums, texts);
-  const f = callJSON(SCHEDULE, h, nums, texts);
+  const r = send(SCHEDULE, h, nums, texts);
+  const at = ioAt(0);
+  if (r < 0) throw errorFrom(JSON.parse(utf8(bytes(), at, -r - 1)));
+  // The numbers start at the first multiple of 8 from `at` (see `__run`).
+  const f = new Float64Array(memory().buffer, at + ((8 - (at % 8)) % 8), r / 8);
   const rows = new Array(f.length >>> 3);
   for (let i = 0, k = 0; k < f.length; i++, k += 8) {
     rows[i] = {
@@ -802,7 +902,7 @@ method(RetryPolicy, "decide", function decide(failure_, options_) {
   decideOptions(options_, nums, texts);
   while (nums.length < 7) nums.push(0);
   nums[7] = flags;
-  return callJSON(DECIDE, h, nums, texts);
+  return callDecision(DECIDE, h, nums, texts);
 });
 
 if (Symbol.dispose) proto[Symbol.dispose] = proto.free;
@@ -869,7 +969,7 @@ class RetryState {
     decideOptions(options, nums, texts);
     while (nums.length < 6) nums.push(0);
     nums[6] = flags;
-    return callJSON(RECORD_FAILURE, h, nums, texts);
+    return callDecision(RECORD_FAILURE, h, nums, texts);
   }
 
   /** Records an expired reservation and returns the decision. */
@@ -878,7 +978,7 @@ class RetryState {
     const nums = [livePolicy(policy)];
     const texts = [];
     decideOptions(options, nums, texts);
-    return callJSON(RECORD_TIMEOUT, h, nums, texts);
+    return callDecision(RECORD_TIMEOUT, h, nums, texts);
   }
 
   /** The §10 state document as compact JSON text. */
@@ -893,10 +993,18 @@ class RetryState {
 }
 const options_ = options;
 
-["attempt", "historyLimit", "nextRetryAt", "terminal"].forEach((name, k) => {
+// The numbers from `__objNum` (-2: no such object, and `__run` reports
+// why; -1: none), the terminal action from `__run`.
+["attempt", "historyLimit", "nextRetryAt"].forEach((name, k) => {
   accessor(RetryState, name, function () {
-    return callJSON(STATE_GET, stateHandle(this), [k], []);
+    const h = stateHandle(this);
+    const x = objectNum(h, k);
+    if (x === -2) return callJSON(STATE_GET, h, [k], []);
+    return x === -1 ? null : x;
   });
+});
+accessor(RetryState, "terminal", function () {
+  return callJSON(STATE_GET, stateHandle(this), [3], []);
 });
 
 /** A visibility-timeout reservation (§9.2, §9.3): a handle into the module's registry. */
@@ -947,7 +1055,9 @@ class Reservation {
 }
 ["attempt", "visibilityTimeoutMs", "deadline"].forEach((name, k) => {
   accessor(Reservation, name, function () {
-    return callJSON(RESERVATION_GET, reservationHandle(this), [k], []);
+    const h = reservationHandle(this);
+    const x = objectNum(h, 3 + k);
+    return x < 0 ? callJSON(RESERVATION_GET, h, [k], []) : x;
   });
 });
 

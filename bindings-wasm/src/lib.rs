@@ -84,39 +84,41 @@ fn json_num(out: &mut String, n: Option<u64>) {
     }
 }
 
-/// `Decision` as the JS API shows it (camelCase keys in this order, `null`
-/// when absent): JSON text that `api.js` parses (serde's serialiser costs
-/// several times more at opt-level "z" for these nine fields).
-fn decision_json(d: &Decision) -> String {
-    let mut out = String::with_capacity(256);
-    out.push_str("{\"action\":");
-    json_str(&mut out, d.action.as_str());
-    out.push_str(",\"reason\":");
-    json_str(&mut out, d.reason.as_str());
-    out.push_str(",\"handlerCode\":");
-    json_opt(&mut out, d.handler_code.map(HandlerCode::as_str));
-    out.push_str(",\"matchedPattern\":");
-    json_opt(
-        &mut out,
-        match &d.reason {
-            ojs_retry::Reason::NonRetryable { pattern } => Some(pattern),
-            _ => None,
-        },
-    );
-    out.push_str(",\"attempt\":");
-    json_num(&mut out, Some(d.attempt));
-    out.push_str(if d.timed_out {
-        ",\"timedOut\":true"
-    } else {
-        ",\"timedOut\":false"
-    });
-    out.push_str(",\"retryNumber\":");
-    json_num(&mut out, d.retry_number);
-    out.push_str(",\"delayMs\":");
-    json_num(&mut out, d.delay_ms);
-    out.push_str(",\"nextRetryAt\":");
-    json_num(&mut out, d.next_retry_at);
-    out.push('}');
+/// A decision for `api.js`, which builds the object (faster than
+/// `JSON.parse` of its JSON): its numbers into [`ARGS`] (`attempt`,
+/// `timedOut` 0 or 1, `retryNumber`, `delayMs`, `nextRetryAt` (`-1` for
+/// none), and 1 when there is a matched pattern), and as text `action`,
+/// `reason` and `handlerCode` (empty for none), each followed by a line
+/// feed, then the matched pattern (the caller's text, last: it may hold
+/// anything).
+fn decision_text(d: &Decision) -> String {
+    let pattern = match &d.reason {
+        ojs_retry::Reason::NonRetryable { pattern } => Some(pattern.as_str()),
+        _ => None,
+    };
+    if let Ok(mut a) = ARGS.try_write() {
+        let nums = [
+            num(d.attempt),
+            f64::from(u8::from(d.timed_out)),
+            d.retry_number.map_or(-1.0, num),
+            d.delay_ms.map_or(-1.0, num),
+            d.next_retry_at.map_or(-1.0, num),
+            f64::from(u8::from(pattern.is_some())),
+        ];
+        for (slot, x) in a.iter_mut().zip(nums) {
+            *slot = x;
+        }
+    }
+    let mut out = String::with_capacity(64);
+    for s in [
+        d.action.as_str(),
+        d.reason.as_str(),
+        d.handler_code.map_or("", HandlerCode::as_str),
+    ] {
+        out.push_str(s);
+        out.push('\n');
+    }
+    out.push_str(pattern.unwrap_or_default());
     out
 }
 
@@ -275,9 +277,18 @@ pub fn io(len: f64) -> f64 {
     u32::try_from(b.as_mut_ptr().expose_provenance()).map_or(-1.0, f64::from)
 }
 
-/// The arguments of one [`run`] call, which `api.js` writes into the
-/// text buffer: [`ARG_NUMS`] little-endian `f64`s, then the strings, each
-/// as a little-endian `u32` byte length and its UTF-8.
+/// `new RetryPolicy()`: the defaults, registered (built directly, the
+/// same policy as no layer merged, without the merge or a text to read):
+/// its handle, or `-1` (`api.js` then takes [`run`], which reports why).
+/// Hidden from the public types.
+#[wasm_bindgen(js_name = __defaultPolicy)]
+pub fn default_policy() -> f64 {
+    registry::register(Arc::new(RetryPolicy::default())).unwrap_or(-1.0)
+}
+
+/// The arguments of one [`run`] call: up to [`ARG_NUMS`] numbers, which
+/// `api.js` writes into [`ARGS`], and strings, which it writes into the
+/// text buffer, each as a little-endian `u32` byte length and its UTF-8.
 struct Args<'a> {
     nums: [f64; ARG_NUMS],
     texts: Vec<&'a str>,
@@ -346,56 +357,88 @@ fn malformed() -> Error {
     arg_error("", "malformed call from api.js")
 }
 
-/// The arguments in `buf` (see [`Args`]).
-fn args(buf: &[u8]) -> Option<Args<'_>> {
-    let mut nums = [0.0; ARG_NUMS];
-    let mut rest = buf;
-    for slot in &mut nums {
-        let (head, tail) = rest.split_first_chunk::<8>()?;
-        *slot = f64::from_le_bytes(*head);
-        rest = tail;
-    }
+/// The texts in `buf` (see [`Args`]).
+fn texts(buf: &[u8]) -> Option<Vec<&str>> {
     let mut texts = Vec::new();
+    let mut rest = buf;
     while let Some((head, tail)) = rest.split_first_chunk::<4>() {
         let n = usize::try_from(u32::from_le_bytes(*head)).ok()?;
         let (text, tail) = tail.split_at_checked(n)?;
         texts.push(core::str::from_utf8(text).ok()?);
         rest = tail;
     }
-    rest.is_empty().then_some(Args { nums, texts })
+    rest.is_empty().then_some(texts)
 }
 
-/// Runs operation `op` (see [`call`]) on the arguments `api.js` wrote
-/// into the first `len` bytes of the text buffer (see [`Args`]), and
-/// writes its result into the text buffer: JSON text (or plain text where
-/// [`call`] says so). Returns the result's byte length `n`, or `-n − 1`
-/// when the result is an error (see [`error_json`]). Hidden from the
-/// public types.
+/// What an operation answers: text, numbers (a schedule's rows), or a
+/// decision (see [`run`]).
+enum Out {
+    Text(String),
+    Numbers(Vec<f64>),
+    Decision(Decision),
+}
+
+/// Runs operation `op` (see [`call`]) on the numbers `api.js` wrote into
+/// [`ARGS`] and the texts in the first `len` bytes of the text buffer
+/// (see [`Args`]), and writes its result into the text buffer: JSON text
+/// (or plain text where [`call`] says so), numbers as little-endian
+/// `f64`s from the first address that is a multiple of 8 (so that a
+/// `Float64Array` can view them), or a decision (see [`decision_text`]). Returns the result's byte length `n`
+/// (without the padding), or `-n − 1` when the result is an error (see
+/// [`error_json`]). Hidden from the public types.
 #[wasm_bindgen(js_name = __run)]
 pub fn run(op: u32, handle: f64, len: f64) -> f64 {
     let result = {
+        let mut nums = [f64::NAN; ARG_NUMS];
+        if let Ok(a) = ARGS.try_read() {
+            for (slot, x) in nums.iter_mut().zip(a.iter()) {
+                *slot = *x;
+            }
+        }
         let Ok(buf) = IO.try_read() else {
             return -1.0;
         };
         let input = fast_uint(len)
             .and_then(|n| usize::try_from(n).ok())
             .and_then(|n| buf.get(..n))
-            .and_then(args);
+            .and_then(texts);
         match input {
-            Some(a) => call(op, handle, &a),
+            Some(texts) => call(op, handle, &Args { nums, texts }),
             None => Err(malformed()),
         }
-    };
-    let (ok, text) = match result {
-        Ok(t) => (true, t),
-        Err(e) => (false, error_json(&e)),
     };
     let Ok(mut b) = IO.try_write() else {
         return -1.0;
     };
     b.clear();
-    b.extend_from_slice(text.as_bytes());
-    let n = u64::try_from(text.len()).map_or(f64::MAX, num);
+    let (ok, n) = match result {
+        Ok(Out::Text(t)) => {
+            b.extend_from_slice(t.as_bytes());
+            (true, t.len())
+        }
+        Ok(Out::Numbers(xs)) => {
+            let n = xs.len().saturating_mul(8);
+            b.reserve(n.saturating_add(8));
+            // The buffer does not move after the reservation.
+            let pad = b.as_ptr().addr().wrapping_neg() % 8;
+            b.resize(pad, 0);
+            for x in xs {
+                b.extend_from_slice(&x.to_le_bytes());
+            }
+            (true, n)
+        }
+        Ok(Out::Decision(d)) => {
+            let t = decision_text(&d);
+            b.extend_from_slice(t.as_bytes());
+            (true, t.len())
+        }
+        Err(e) => {
+            let t = error_json(&e);
+            b.extend_from_slice(t.as_bytes());
+            (false, t.len())
+        }
+    };
+    let n = u64::try_from(n).map_or(f64::MAX, num);
     if ok { n } else { -n - 1.0 }
 }
 
@@ -465,10 +508,10 @@ fn number_of(p: &RetryPolicy, k: u32) -> f64 {
 /// |---|---|---|---|
 /// | 0 | policy from layers | texts: the layers (none: the defaults) | handle |
 /// | 1 | preset | t0 system, t1 configuration | handle |
-/// | 2 | policy getter `n0` | `h` (6 `presetSystem`, 7 `onExhaustion`, 8 `backoffStrategy`, 9 `nonRetryableErrors`, 10 `toString()`: plain text) | JSON |
+/// | 2 | policy getter `n0` | `h` (6 `[presetSystem, onExhaustion, backoffStrategy, nonRetryableErrors]`, 10 `toString()`: plain text) | JSON |
 /// | 3 | `delay` | `h`, n0 retry number, jitter at n1 | number |
-/// | 4 | `schedule` | `h`, n0 count, jitter at n1 (none allowed) | 8 numbers per row |
-/// | 5 | `decide` | `h`, see [`failure`]; n2 now, jitter at n3 | decision |
+/// | 4 | `schedule` | `h`, n0 count, jitter at n1 (none allowed) | 8 numbers per row (see [`run`]) |
+/// | 5 | `decide` | `h`, see [`failure`]; n2 now, jitter at n3 | decision (see [`decision_text`]) |
 /// | 6 | `new RetryState` | n0 history limit (negative: none) | handle |
 /// | 7 | `RetryState.fromJSON` | t0 document, n0 history limit | handle |
 /// | 8 | state getter `n0` | `h` (0 attempt, 1 historyLimit, 2 nextRetryAt, 3 terminal, 4 `toString()`: plain text) | JSON |
@@ -483,7 +526,48 @@ fn number_of(p: &RetryPolicy, k: u32) -> f64 {
 /// | 23 | the error of a bad integer | t0 field, n0 value | `null` when valid |
 /// | 24 | the error of a bad handler code | t0 code | `null` when valid |
 /// | 25 | Rust's debug form of t0 (for messages) | | plain text |
-fn call(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
+fn call(op: u32, h: f64, a: &Args<'_>) -> Result<Out, Error> {
+    match op {
+        4 => {}
+        5 => {
+            let p = policy(h)?;
+            let f = failure(a)?;
+            let d = p.decide(&f, a.uint(2, "now")?, a.source(3)?)?;
+            return Ok(Out::Decision(d));
+        }
+        9 | 10 => {
+            let p = policy(a.num(0))?;
+            let now = a.uint(1, "now")?;
+            let src = a.source(2)?;
+            let e = if op == 9 { Some(job_error(a)?) } else { None };
+            return state(h, |s| match &e {
+                Some(e) => s.record_failure(&p, e, now, src),
+                None => s.record_timeout(&p, now, src),
+            })
+            .map(Out::Decision);
+        }
+        _ => return call_text(op, h, a).map(Out::Text),
+    }
+    let p = policy(h)?;
+    let rows = p.schedule(a.uint(0, "count")?, a.jitter(1)?)?;
+    let mut out = Vec::with_capacity(rows.len().saturating_mul(8));
+    for r in &rows {
+        out.extend([
+            num(r.retry_number),
+            num(r.attempt),
+            num(r.raw_ms),
+            num(r.capped_ms),
+            num(r.min_ms),
+            num(r.max_ms),
+            r.delay_ms.map_or(-1.0, num),
+            num(r.cumulative_ms),
+        ]);
+    }
+    Ok(Out::Numbers(out))
+}
+
+/// [`call`] for every operation but the schedule.
+fn call_text(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
     let k = || u32::try_from(a.uint(0, "")?).map_err(|_| malformed());
     let mut out = String::new();
     match op {
@@ -493,18 +577,21 @@ fn call(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
         2 => {
             let p = policy(h)?;
             match k()? {
-                6 => json_opt(&mut out, p.preset_system()),
-                7 => json_str(&mut out, p.on_exhaustion().as_str()),
-                8 => json_str(&mut out, p.strategy().as_str()),
-                9 => {
+                6 => {
                     out.push('[');
+                    json_opt(&mut out, p.preset_system());
+                    out.push(',');
+                    json_str(&mut out, p.on_exhaustion().as_str());
+                    out.push(',');
+                    json_str(&mut out, p.strategy().as_str());
+                    out.push_str(",[");
                     for (i, s) in p.non_retryable_errors().iter().enumerate() {
                         if i > 0 {
                             out.push(',');
                         }
                         json_str(&mut out, s);
                     }
-                    out.push(']');
+                    out.push_str("]]");
                 }
                 10 => return Ok(p.to_json()),
                 // The numbers come from `__policyNum`; this only reports a
@@ -515,39 +602,6 @@ fn call(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
         3 => {
             let p = policy(h)?;
             return Ok(json_u64(p.delay(a.uint(0, "retry_number")?, a.source(1)?)?));
-        }
-        4 => {
-            let p = policy(h)?;
-            let rows = p.schedule(a.uint(0, "count")?, a.jitter(1)?)?;
-            out.push('[');
-            for (i, r) in rows.iter().enumerate() {
-                let _ = write!(
-                    out,
-                    "{}{},{},{},{},{},{},",
-                    if i > 0 { "," } else { "" },
-                    r.retry_number,
-                    r.attempt,
-                    r.raw_ms,
-                    r.capped_ms,
-                    r.min_ms,
-                    r.max_ms
-                );
-                match r.delay_ms {
-                    Some(d) => json_num(&mut out, Some(d)),
-                    None => out.push_str("-1"),
-                }
-                let _ = write!(out, ",{}", r.cumulative_ms);
-            }
-            out.push(']');
-        }
-        5 => {
-            let p = policy(h)?;
-            let f = failure(a)?;
-            return Ok(decision_json(&p.decide(
-                &f,
-                a.uint(2, "now")?,
-                a.source(3)?,
-            )?));
         }
         6 => {
             let mut s = RetryState::new();
@@ -576,19 +630,6 @@ fn call(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
                     }
                     _ => s.to_json(),
                 })
-            });
-        }
-        9 | 10 => {
-            let p = policy(a.num(0))?;
-            let now = a.uint(1, "now")?;
-            let src = a.source(2)?;
-            let e = if op == 9 { Some(job_error(a)?) } else { None };
-            return state(h, |s| {
-                let d = match &e {
-                    Some(e) => s.record_failure(&p, e, now, src)?,
-                    None => s.record_timeout(&p, now, src)?,
-                };
-                Ok(decision_json(&d))
             });
         }
         11 => {
@@ -678,6 +719,28 @@ fn call(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
 #[wasm_bindgen(js_name = __policyNum)]
 pub fn policy_number(handle: f64, k: u32) -> f64 {
     registry::with(handle, |p| number_of(p, k)).unwrap_or(-1.0)
+}
+
+/// The number-valued getters of the `RetryState` or `Reservation` behind
+/// `handle`: `k` 0 `attempt`, 1 `historyLimit`, 2 `nextRetryAt` (`-1`
+/// when not retrying) of a state; 3 `attempt`, 4 `visibilityTimeoutMs`,
+/// 5 `deadline` of a reservation. `-2` for a handle that names no object
+/// of that class (`api.js` then asks [`run`], which reports why). Hidden
+/// from the public types.
+#[wasm_bindgen(js_name = __objNum)]
+pub fn object_number(handle: f64, k: u32) -> f64 {
+    let Ok(mut r) = OBJECTS.try_write() else {
+        return -2.0;
+    };
+    match (r.get_mut(handle), k) {
+        (Ok(Obj::State(s)), 0) => num(s.attempt()),
+        (Ok(Obj::State(s)), 1) => u64::try_from(s.history_limit()).map_or(-2.0, num),
+        (Ok(Obj::State(s)), 2) => s.next_retry_at().map_or(-1.0, num),
+        (Ok(Obj::Reservation(r)), 3) => num(r.attempt()),
+        (Ok(Obj::Reservation(r)), 4) => num(r.visibility_timeout_ms()),
+        (Ok(Obj::Reservation(r)), 5) => num(r.deadline()),
+        _ => -2.0,
+    }
 }
 
 /// Frees the object behind `handle` now (`free()`, `Symbol.dispose`), or,
@@ -806,6 +869,10 @@ const SCRATCH_MAX: u64 = 1 << 16;
 /// reason given in [`registry`]: a plain cell without threads.
 static SCRATCH: RwLock<Vec<f64>> = RwLock::new(Vec::new());
 
+/// [`run`]'s numbers: `api.js` writes them through a `Float64Array` view
+/// on this buffer, allocated once and never moved, as [`SCRATCH`].
+static ARGS: RwLock<Vec<f64>> = RwLock::new(Vec::new());
+
 /// [`parse`]'s text: `api.js` writes a policy document's UTF-8 through a
 /// `Uint8Array` view on this buffer (`TextEncoder.encodeInto`), allocated
 /// once and never moved, as [`SCRATCH`].
@@ -813,8 +880,8 @@ static TEXT: RwLock<Vec<u8>> = RwLock::new(Vec::new());
 
 /// The address (bytes into wasm memory) of a scratch buffer: `kind` 0 (or
 /// omitted) that of [`delays_fast`], holding at least `len` numbers; 1
-/// that of [`parse`], holding at least `len` bytes (at most `SCRATCH_MAX`
-/// either way). `-1` if it cannot be had, including a later call asking
+/// that of [`parse`], holding at least `len` bytes; 2 that of [`run`]'s
+/// numbers (at most `SCRATCH_MAX` each). `-1` if it cannot be had, including a later call asking
 /// for more than the first one got (a buffer never moves). Hidden from the
 /// public types.
 #[wasm_bindgen(js_name = __scratch)]
@@ -827,6 +894,8 @@ pub fn scratch(len: f64, kind: u32) -> f64 {
     };
     if kind == 1 {
         TEXT.try_write().map_or(-1.0, |mut s| fixed_at(&mut s, len))
+    } else if kind == 2 {
+        ARGS.try_write().map_or(-1.0, |mut s| fixed_at(&mut s, len))
     } else {
         SCRATCH
             .try_write()

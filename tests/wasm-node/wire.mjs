@@ -1,9 +1,9 @@
 // The boundary api.js speaks to the wasm module, spoken again here for the
 // tests that check the raw exports against the API: `__run(op, handle,
-// len)` reads 8 little-endian f64s and then length-prefixed UTF-8 texts from
-// the text buffer (`__io`), and leaves its result there, JSON text or an
-// error `[code, message, field, fault message, …]` (see `call` in
-// bindings-wasm/src/lib.rs). Written from the documented format, not
+// len)` reads 8 numbers from the buffer at `__scratch(8, 2)` and
+// length-prefixed UTF-8 texts from the text buffer (`__io`), and leaves its
+// result there, JSON text or an error `[code, message, field, fault
+// message, …]` (see `call` in bindings-wasm/src/lib.rs). Written from the documented format, not
 // copied from api.js, so that a drift between the two shows.
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
@@ -20,9 +20,10 @@ export const fast = glue.initSync();
 
 /** The raw result of operation `op`: `{ ok: text }` or `{ error: parts }`. */
 export function runRaw(op, h, nums, texts) {
-  const head = new Float64Array(8);
-  nums.forEach((x, i) => (head[i] = x));
-  const parts = [new Uint8Array(head.buffer)];
+  const args = new Float64Array(fast.memory.buffer, glue.__scratch(8, 2), 8);
+  args.fill(0);
+  nums.forEach((x, i) => (args[i] = x));
+  const parts = [];
   for (const t of texts) {
     const bytes = new TextEncoder().encode(t);
     const len = new Uint8Array(new Uint32Array([bytes.length]).buffer);
