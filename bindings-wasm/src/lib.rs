@@ -16,8 +16,18 @@
 //! `Date.now()` and an omitted jitter source a sample from
 //! `crypto.getRandomValues`, both taken in `api.js`.
 
+// Without threads (the build that ships), no `std`: the module's
+// allocator is talc (below), panics abort (the profile is `panic =
+// "abort"`; none can come from the caller's input), and the statics live
+// in `lock::RwLock`. std's panic machinery and its locks cost ~2 KB.
+#![cfg_attr(
+    all(target_family = "wasm", not(target_feature = "atomics"), not(test)),
+    no_std
+)]
+
 extern crate alloc;
 
+mod lock;
 #[cfg(any(test, all(not(target_feature = "atomics"), target_family = "wasm")))]
 mod recycle;
 mod registry;
@@ -36,7 +46,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt::Write as _;
-use std::sync::RwLock;
+use lock::RwLock;
 
 use ojs_retry::{
     Decision, Error, Failure, HandlerCode, Heartbeat, JitterSource, JobError, Reservation,
@@ -44,6 +54,15 @@ use ojs_retry::{
 };
 use registry::{Miss, OBJECTS, Obj};
 use wasm_bindgen::prelude::*;
+
+/// A panic aborts the instance (as `panic = "abort"` does with std): the
+/// engine and this crate never panic on input, so one is a bug, and the
+/// trap it becomes is what wasm-bindgen reports.
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics"), not(test)))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    core::arch::wasm32::unreachable()
+}
 
 #[allow(clippy::cast_precision_loss)] // engine values stay below 2^53
 fn num(n: u64) -> f64 {

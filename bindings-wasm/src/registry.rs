@@ -15,9 +15,9 @@
 //! that took a reused slot: an unknown or stale handle is an invalid
 //! argument like any other.
 
+use crate::lock::RwLock;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use std::sync::RwLock;
 
 use ojs_retry::RetryPolicy;
 
