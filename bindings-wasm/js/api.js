@@ -950,10 +950,10 @@ class RetryState {
   }
 
   /** Records a handler failure and returns the decision. */
-  recordFailure(policy, error, options) {
+  recordFailure(policy, error, opts) {
     const h = stateHandle(this);
     const p = livePolicy(policy);
-    const o = options_(error, "error", ["type", "message", "code", "details"]);
+    const o = options(error, "error", ["type", "message", "code", "details"]);
     if (o === null) throw argError("error", "expected an error object {type, message, code?, details?}");
     const texts = [string(o.type, "type"), string(o.message, "message")];
     let flags = 0;
@@ -966,7 +966,7 @@ class RetryState {
       flags |= 2;
     }
     const nums = [p];
-    decideOptions(options, nums, texts);
+    decideOptions(opts, nums, texts);
     while (nums.length < 6) nums.push(0);
     nums[6] = flags;
     return callDecision(RECORD_FAILURE, h, nums, texts);
@@ -991,7 +991,6 @@ class RetryState {
     releaseHandle(stateHandle(this), !hasFinalizers, 1);
   }
 }
-const options_ = options;
 
 // The numbers from `__objNum` (-2: no such object, and `__run` reports
 // why; -1: none), the terminal action from `__run`.
