@@ -320,10 +320,20 @@ function describeHandle(v) {
   return `a ${typeof v}`;
 }
 
+/** No lone surrogate in `s` (String.prototype.isWellFormed where the host has it). */
 const isWellFormed =
   typeof String.prototype.isWellFormed === "function"
     ? (s) => s.isWellFormed()
-    : (s) => !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
+    : (s) => {
+        for (let i = 0; i < s.length; i++) {
+          const c = s.charCodeAt(i);
+          if (c < 0xd800 || c > 0xdfff) continue;
+          const d = c <= 0xdbff && i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+          if (d < 0xdc00 || d > 0xdfff) return false;
+          i++;
+        }
+        return true;
+      };
 
 const given = (v) => v !== undefined && v !== null;
 

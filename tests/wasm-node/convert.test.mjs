@@ -338,3 +338,31 @@ test("collected RetryState and Reservation objects give their registry slots bac
   assert.equal(out.afterGc, 2);
   assert.deepEqual(out.kept, [1, 1000, 1]);
 });
+
+test("hosts without String.prototype.isWellFormed: the fallback check finds the same lone surrogates", () => {
+  const code = `
+    const native = String.prototype.isWellFormed;
+    delete String.prototype.isWellFormed;
+    const { RetryPolicy, matches } = await import("ojs-retry-wasm");
+    const texts = ["", "a", "\\ud800", "\\udc00", "\\ud800\\udc00", "\\udc00\\ud800", "a\\ud800b", "\\u{1F600}x", "\\ud800\\ud800\\udc00", "x\\udfff", "\\ud83d\\ude00\\ud83d"];
+    const out = texts.map((t) => {
+      let policy = "ok";
+      let arg = "ok";
+      try { new RetryPolicy({ non_retryable_errors: ["x" + t] }); } catch (e) { policy = e.message; }
+      try { matches(t, []); } catch (e) { arg = e.message; }
+      return [native.call(t), policy, arg];
+    });
+    process.stdout.write(JSON.stringify(out));
+  `;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", code], { cwd: HERE, encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  for (const [wellFormed, policy, arg] of JSON.parse(r.stdout)) {
+    if (wellFormed) {
+      assert.equal(policy, "ok");
+      assert.equal(arg, "ok");
+    } else {
+      assert.match(policy, /^validation\.retry_policy_invalid: non_retryable_errors\[0\]: expected well-formed Unicode text/);
+      assert.match(arg, /^validation\.invalid_argument: error_type: expected well-formed Unicode text/);
+    }
+  }
+});
