@@ -720,13 +720,20 @@ method(RetryPolicy, "delay", function delay(retryNumber, jitter_) {
     }
     if (d >= 0) return d;
   }
-  livePolicy(this);
+  return delayFull(this, h, retryNumber, jitter_);
+});
+
+// The full `delay`, which checks every argument and reports the first
+// problem: out of line, so that the method stays small enough for V8 to
+// inline its fast route into callers.
+function delayFull(policy, h, retryNumber, jitter_) {
+  livePolicy(policy);
   const n = uint(retryNumber, "retry_number");
   const nums = [n];
   const texts = [];
   pushJitter(typeof jitter_ === "number" ? [0, jitter_] : jitterOrEntropy(jitter_), nums, texts);
   return Number(call(DELAY, h, nums, texts));
-});
+}
 
 // The scratch buffer of `__delays` (SCRATCH_LEN numbers, allocated in Rust
 // on first use, never moved) seen through a Float64Array. Growing the wasm
@@ -795,7 +802,12 @@ method(RetryPolicy, "delays", function delays(retryNumbers, jitter_) {
       if (out !== null) return out;
     }
   }
-  livePolicy(this);
+  return delaysFull(this, h, retryNumbers, jitter_);
+});
+
+/** The full `delays` (out of line, as `delayFull`). */
+function delaysFull(policy, h, retryNumbers, jitter_) {
+  livePolicy(policy);
   if (!(Array.isArray(retryNumbers) || retryNumbers instanceof Uint32Array || retryNumbers instanceof Float64Array)) {
     throw argError(
       "retry_numbers",
@@ -820,7 +832,7 @@ method(RetryPolicy, "delays", function delays(retryNumbers, jitter_) {
     }
   }
   return out;
-});
+}
 
 // RetryPolicy's getters: numbers from `__policyNum` (-1: the handle names
 // no policy, and `livePolicy` reports why), the others from `__run`.

@@ -991,3 +991,97 @@ pub fn delays_fast(handle: f64, kind: u32, jitter: f64, len: f64) -> f64 {
     })
     .unwrap_or(-1.0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `texts` in the layout `api.js` writes.
+    fn layout(texts: &[&str]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for t in texts {
+            out.extend_from_slice(&u32::try_from(t.len()).unwrap_or(0).to_le_bytes());
+            out.extend_from_slice(t.as_bytes());
+        }
+        out
+    }
+
+    #[test]
+    fn texts_read_back_what_api_js_writes_and_refuse_anything_else() {
+        for case in [
+            &[][..],
+            &[""][..],
+            &["a", "", "\u{e9}\u{1F600}", "x\0y"][..],
+        ] {
+            assert_eq!(texts(&layout(case)).as_deref(), Some(case));
+        }
+        let good = layout(&["abc", "de"]);
+        for cut in 1..good.len() {
+            // Cut after "abc": the layout of ["abc"], valid.
+            let want = (cut == 7).then(|| alloc::vec!["abc"]);
+            assert_eq!(texts(good.get(..cut).unwrap_or_default()), want, "{cut}");
+        }
+        // A length past the end, and bytes that are not UTF-8.
+        assert_eq!(texts(&[9, 0, 0, 0, b'a']), None);
+        assert_eq!(texts(&[2, 0, 0, 0, 0xC3, 0x28]), None);
+    }
+
+    #[test]
+    fn json_strings_read_back_as_the_same_text() {
+        for s in [
+            "",
+            "plain",
+            "q\"uote",
+            "back\\slash",
+            "\n\r\t\u{0}\u{1f}\u{7f}",
+            "\u{2028}\u{2029}\u{e9}\u{1F600}",
+            "</script>",
+        ] {
+            let mut out = String::new();
+            json_str(&mut out, s);
+            let back: String = serde_json::from_str(&out).unwrap_or_default();
+            assert_eq!(back, s, "{out}");
+        }
+    }
+
+    #[test]
+    fn errors_cross_with_every_fault() {
+        let Err(e) = RetryPolicy::from_json(r#"{"max_attempts": -1, "jitter": "yes", "x\"y": 1}"#)
+        else {
+            panic!("an invalid policy");
+        };
+        let back: Vec<String> = serde_json::from_str(&error_json(&e)).unwrap_or_default();
+        let mut want = alloc::vec![
+            String::from(e.code().as_str()),
+            alloc::string::ToString::to_string(&e)
+        ];
+        for f in e.iter_faults() {
+            want.push(f.field.clone());
+            want.push(f.message.clone());
+        }
+        assert!(want.len() >= 8, "{want:?}");
+        assert_eq!(back, want);
+    }
+
+    #[test]
+    fn decisions_cross_as_numbers_and_names() {
+        let p = RetryPolicy::from_json(r#"{"non_retryable_errors": ["a.*"]}"#).unwrap_or_default();
+        let f = Failure::new(2)
+            .with_type("a.b")
+            .with_code(HandlerCode::Retry);
+        let d = p.decide(&f, 1000, JitterSource::Uniform(0.5));
+        let Ok(d) = d else {
+            panic!("a valid decision");
+        };
+        if let Ok(mut a) = ARGS.try_write() {
+            a.resize(ARG_NUMS, 0.0);
+        }
+        let text = decision_text(&d);
+        assert_eq!(
+            text,
+            alloc::format!("{}\n{}\nRETRY\na.*", d.action.as_str(), d.reason.as_str())
+        );
+        let nums: Vec<f64> = ARGS.try_read().map(|a| a.clone()).unwrap_or_default();
+        assert_eq!(nums.get(..6), Some(&[2.0, 0.0, -1.0, -1.0, -1.0, 1.0][..]));
+    }
+}
