@@ -23,11 +23,14 @@
 //    OS entropy source draws), passed as `{ u }`.
 //  - The hot paths keep exports of their own: `new RetryPolicy(text)`
 //    writes the text into wasm memory with the host's TextEncoder and
-//    parses it there (`__parse`); `delay(n, u)`, `delay(n, { u })` and
-//    `delay(n, { seed: number })` call `__delayU` / `__delayS`; `delays(ns,
-//    { u } | { seed })` goes through a scratch buffer of numbers
-//    (`__delays`). Anything else, and any invalid number, takes the full
-//    route, which reports the error.
+//    parses it there (`__parse`), `new RetryPolicy()` is `__defaultPolicy`;
+//    `delay(n, u)`, `delay(n, { u })` and `delay(n, { seed: number })` call
+//    `__delayU` / `__delayS`; `delays(ns, { u } | { seed })` goes through a
+//    scratch buffer of numbers (`__delays`); number getters are
+//    `__policyNum` / `__objNum`. Anything else, and any invalid number,
+//    takes the full route, which reports the error. Decisions come back as
+//    numbers and names, built into objects here (faster than JSON.parse),
+//    schedules as numbers.
 // Each entry point (node.js, browser.js, workerd.js) initialises the wasm
 // module first, then re-exports this module (whose top level therefore runs
 // before the module is initialised: it defines classes and calls no
