@@ -241,6 +241,18 @@ function callDecision(op, h, nums, texts) {
   };
 }
 
+/**
+ * Runs an operation that answers a number (a new object's handle, a delay,
+ * a boolean as 0 or 1, a parsed duration or timestamp, a jitter sample):
+ * `__run` leaves it in the first slot of the argument buffer, no text to
+ * decode.
+ */
+function callNumber(op, h, nums, texts) {
+  const r = send(op, h, nums, texts);
+  if (r < 0) throw errorFrom(JSON.parse(utf8(bytes(), ioAt(0), -r - 1)));
+  return argView()[0];
+}
+
 /** `call`, its JSON result parsed. */
 function callJSON(op, h, nums, texts) {
   return JSON.parse(call(op, h, nums, texts));
@@ -600,9 +612,6 @@ function parsed(text) {
   return read === text.length && written === read ? parseText(written) : -1;
 }
 
-/** A handle from the JSON text `call` returns. */
-const made = (text) => Number(text);
-
 /**
  * An immutable, validated, effective retry policy: a handle (a number)
  * naming the policy in the module's registry, each member an export that
@@ -617,7 +626,7 @@ class RetryPolicy {
     if (h >= 0) adopted = -1;
     else {
       h = typeof policy === "string" ? parsed(policy) : policy === undefined ? defaultPolicy() : -1;
-      if (h < 0) h = made(call(LAYERS, 0, [], policy === undefined ? [] : [layer(policy)]));
+      if (h < 0) h = callNumber(LAYERS, 0, [], policy === undefined ? [] : [layer(policy)]);
     }
     this.#h = h;
     collectedPolicies?.register(this, h);
@@ -625,14 +634,14 @@ class RetryPolicy {
 
   /** Layers merged in order: defaults ← first ← … ← last, then validated. */
   static merge(...layers) {
-    return adopt(made(call(LAYERS, 0, [], layers.map(layer))));
+    return adopt(callNumber(LAYERS, 0, [], layers.map(layer)));
   }
 
   /** A preset: `system`'s own retry configuration. */
   static preset(system, config) {
     const s = string(system, "system");
     const c = given(config) ? jsonText(config, "preset", POLICY) : "{}";
-    return adopt(made(call(PRESET, 0, [], [s, c])));
+    return adopt(callNumber(PRESET, 0, [], [s, c]));
   }
 
   static {
@@ -735,7 +744,7 @@ function delayFull(policy, h, retryNumber, jitter_) {
   const nums = [n];
   const texts = [];
   pushJitter(typeof jitter_ === "number" ? [0, jitter_] : jitterOrEntropy(jitter_), nums, texts);
-  return Number(call(DELAY, h, nums, texts));
+  return callNumber(DELAY, h, nums, texts);
 }
 
 // The scratch buffer of `__delays` (SCRATCH_LEN numbers, allocated in Rust
@@ -827,7 +836,7 @@ function delaysFull(policy, h, retryNumbers, jitter_) {
     // Without a source, each entry draws its own sample.
     pushJitter(j ?? entropy(), nums, texts);
     try {
-      out[i] = Number(call(DELAY, h, nums, texts));
+      out[i] = callNumber(DELAY, h, nums, texts);
     } catch (e) {
       // The entry, not the parameter name, is what the caller must fix.
       if (e.field === "retry_number") throw argError(field, e.faults[0].message);
@@ -947,7 +956,7 @@ class RetryState {
   constructor(options) {
     let h = adopted;
     if (h >= 0) adopted = -1;
-    else h = made(call(STATE_NEW, 0, [historyLimit(options)], []));
+    else h = callNumber(STATE_NEW, 0, [historyLimit(options)], []);
     this.#h = h;
     collectedObjects?.register(this, h);
   }
@@ -960,7 +969,7 @@ class RetryState {
       if (!isWellFormed(state)) throw fault(STATE, "", LONE_SURROGATE);
       text = state;
     } else text = jsonText(state, "", STATE);
-    adopted = made(call(STATE_FROM, 0, [limit], [text]));
+    adopted = callNumber(STATE_FROM, 0, [limit], [text]);
     return new RetryState();
   }
 
@@ -1027,8 +1036,19 @@ class RetryState {
     return x === -1 ? null : x;
   });
 });
+// The terminal action: its number from `__objNum`, its name from `__run`
+// the first time that number is seen.
+const actionNames = [];
 accessor(RetryState, "terminal", function () {
-  return callJSON(STATE_GET, stateHandle(this), [3], []);
+  const h = stateHandle(this);
+  const x = objectNum(h, 6);
+  if (x === -1) return null;
+  if (x < 0 || actionNames[x] === undefined) {
+    const name = callJSON(STATE_GET, h, [3], []);
+    if (x >= 0) actionNames[x] = name;
+    return name;
+  }
+  return actionNames[x];
 });
 
 /** A visibility-timeout reservation (§9.2, §9.3): a handle into the module's registry. */
@@ -1039,7 +1059,7 @@ class Reservation {
   constructor(attempt, visibilityTimeoutMs, now_) {
     const a = uint(attempt, "attempt");
     const t = uint(visibilityTimeoutMs, "visibility_timeout_ms");
-    const h = made(call(RESERVATION_NEW, 0, [a, t, now(now_)], []));
+    const h = callNumber(RESERVATION_NEW, 0, [a, t, now(now_)], []);
     this.#h = h;
     collectedObjects?.register(this, h);
   }
@@ -1063,7 +1083,7 @@ class Reservation {
   /** Whether `now` has reached the deadline. */
   isExpired(now_) {
     const h = reservationHandle(this);
-    return callJSON(IS_EXPIRED, h, [now(now_)], []);
+    return callNumber(IS_EXPIRED, h, [now(now_)], []) !== 0;
   }
 
   /** The failure to pass to `decide()` once expired, else null. */
@@ -1099,13 +1119,13 @@ for (const cls of [RetryPolicy, RetryState]) {
 // --- module-level functions --------------------------------------------------
 
 function matches(errorType, patterns) {
-  return callJSON(MATCHES, 0, [], [string(errorType, "error_type"), ...strings(patterns, "patterns")]);
+  return callNumber(MATCHES, 0, [], [string(errorType, "error_type"), ...strings(patterns, "patterns")]) !== 0;
 }
 function firstMatch(errorType, patterns) {
   return callJSON(FIRST_MATCH, 0, [], [string(errorType, "error_type"), ...strings(patterns, "patterns")]);
 }
 function parseDuration(text) {
-  return callJSON(PARSE_DURATION, 0, [], [string(text, "duration")]);
+  return callNumber(PARSE_DURATION, 0, [], [string(text, "duration")]);
 }
 function formatDuration(ms) {
   return callJSON(FORMAT_DURATION, 0, [uint(ms, "duration")], []);
@@ -1114,7 +1134,7 @@ function formatTimestamp(ms) {
   return callJSON(FORMAT_TIMESTAMP, 0, [uint(ms, "timestamp")], []);
 }
 function parseTimestamp(text) {
-  return callJSON(PARSE_TIMESTAMP, 0, [], [string(text, "timestamp")]);
+  return callNumber(PARSE_TIMESTAMP, 0, [], [string(text, "timestamp")]);
 }
 function jitterSample(retryNumber, jitter_) {
   const nums = [uint(retryNumber, "retry_number")];
@@ -1122,7 +1142,7 @@ function jitterSample(retryNumber, jitter_) {
   if (j === null) throw argError("jitter", "expected a jitter source {u}, {seed} or {key}");
   const texts = [];
   pushJitter(j, nums, texts);
-  return callJSON(JITTER_SAMPLE, 0, nums, texts);
+  return callNumber(JITTER_SAMPLE, 0, nums, texts);
 }
 
 export {

@@ -185,34 +185,22 @@ fn policy(handle: f64) -> Result<Arc<RetryPolicy>, Error> {
 }
 
 /// A new policy, registered: its handle.
-fn made(policy: RetryPolicy) -> Result<String, Error> {
-    registry::register(Arc::new(policy))
-        .map(number_text)
-        .ok_or_else(busy)
+fn made(policy: RetryPolicy) -> Result<f64, Error> {
+    registry::register(Arc::new(policy)).ok_or_else(busy)
 }
 
 /// A new `RetryState` or `Reservation`, registered: its handle.
-fn made_obj(obj: Obj) -> Result<String, Error> {
+fn made_obj(obj: Obj) -> Result<f64, Error> {
     OBJECTS
         .try_write()
         .ok()
         .and_then(|mut r| r.register(obj))
-        .map(number_text)
         .ok_or_else(busy)
 }
 
 #[cold]
 fn busy() -> Error {
     arg_error("", "the object registry is busy")
-}
-
-/// An integral JS number (a handle, a count) as JSON text.
-fn number_text(x: f64) -> String {
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let n = x as u64; // handles and counts are integers below 2^53
-    let mut out = String::new();
-    json_num(&mut out, Some(n));
-    out
 }
 
 /// `f` of the `RetryState` or `Reservation` behind `handle`.
@@ -389,10 +377,11 @@ fn texts(buf: &[u8]) -> Option<Vec<&str>> {
     rest.is_empty().then_some(texts)
 }
 
-/// What an operation answers: text, numbers (a schedule's rows), or a
-/// decision (see [`run`]).
+/// What an operation answers: text, a number, numbers (a schedule's
+/// rows), or a decision (see [`run`]).
 enum Out {
     Text(String),
+    Number(f64),
     Numbers(Vec<f64>),
     Decision(Decision),
 }
@@ -400,7 +389,8 @@ enum Out {
 /// Runs operation `op` (see [`call`]) on the numbers `api.js` wrote into
 /// [`ARGS`] and the texts in the first `len` bytes of the text buffer
 /// (see [`Args`]), and writes its result into the text buffer: JSON text
-/// (or plain text where [`call`] says so), numbers as little-endian
+/// (or plain text where [`call`] says so), a number (into the first slot
+/// of [`ARGS`], the text empty), numbers as little-endian
 /// `f64`s from the first address that is a multiple of 8 (so that a
 /// `Float64Array` can view them), or a decision (see [`decision_text`]). Returns the result's byte length `n`
 /// (without the padding), or `-n − 1` when the result is an error (see
@@ -434,6 +424,14 @@ pub fn run(op: u32, handle: f64, len: f64) -> f64 {
         Ok(Out::Text(t)) => {
             b.extend_from_slice(t.as_bytes());
             (true, t.len())
+        }
+        Ok(Out::Number(x)) => {
+            if let Ok(mut a) = ARGS.try_write() {
+                if let Some(slot) = a.first_mut() {
+                    *slot = x;
+                }
+            }
+            (true, 0)
         }
         Ok(Out::Numbers(xs)) => {
             let n = xs.len().saturating_mul(8);
@@ -543,7 +541,8 @@ fn number_of(p: &RetryPolicy, k: u32) -> f64 {
 
 /// The operations of [`run`], by number (`api.js`'s `OP`); `h` is the
 /// policy's or the object's handle, `n0`, `n1`, … the numbers and `t0`,
-/// `t1`, … the texts:
+/// `t1`, … the texts (a handle, a number or a boolean comes back as a
+/// number, see [`call_number`] and [`run`]):
 ///
 /// | op | what | arguments | result |
 /// |---|---|---|---|
@@ -587,6 +586,9 @@ fn call(op: u32, h: f64, a: &Args<'_>) -> Result<Out, Error> {
             })
             .map(Out::Decision);
         }
+        0 | 1 | 3 | 6 | 7 | 11 | 14 | 16 | 18 | 21 | 22 => {
+            return call_number(op, h, a).map(Out::Number);
+        }
         _ => return call_text(op, h, a).map(Out::Text),
     }
     let p = policy(h)?;
@@ -607,14 +609,55 @@ fn call(op: u32, h: f64, a: &Args<'_>) -> Result<Out, Error> {
     Ok(Out::Numbers(out))
 }
 
+/// [`call`] for the operations that answer a number: a new object's
+/// handle, a delay, a boolean (0 or 1), a parsed duration or timestamp, a
+/// jitter sample.
+fn call_number(op: u32, h: f64, a: &Args<'_>) -> Result<f64, Error> {
+    let flag = |b: bool| f64::from(u8::from(b));
+    Ok(match op {
+        0 if a.texts.is_empty() => made(RetryPolicy::default())?,
+        0 => made(RetryPolicy::from_json_layers(&a.texts)?)?,
+        1 => made(RetryPolicy::preset(a.text(0)?, a.text(1)?)?)?,
+        3 => num(policy(h)?.delay(a.uint(0, "retry_number")?, a.source(1)?)?),
+        6 => {
+            let mut s = RetryState::new();
+            if let Some(n) = a.limit(0)? {
+                s = s.with_history_limit(n)?;
+            }
+            made_obj(Obj::State(s))?
+        }
+        7 => {
+            let limit = a.limit(0)?.unwrap_or(ojs_retry::state::MIN_HISTORY);
+            made_obj(Obj::State(RetryState::from_json(a.text(0)?, limit)?))?
+        }
+        11 => made_obj(Obj::Reservation(Reservation::new(
+            a.uint(0, "attempt")?,
+            a.uint(2, "now")?,
+            a.uint(1, "visibility_timeout_ms")?,
+        )?))?,
+        14 => {
+            let now = a.uint(0, "now")?;
+            flag(reservation(h, |r| r.is_expired(now))?)
+        }
+        16 => flag(ojs_retry::matches(
+            a.text(0)?,
+            a.texts.get(1..).unwrap_or_default(),
+        )),
+        18 => num(ojs_retry::parse_duration(a.text(0)?)?),
+        21 => num(ojs_retry::parse_timestamp(a.text(0)?)?),
+        22 => {
+            let n = a.uint(0, "retry_number")?;
+            num(a.source(1)?.sample(n)?.bits())
+        }
+        _ => return Err(malformed()),
+    })
+}
+
 /// [`call`] for every operation but the schedule.
 fn call_text(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
     let k = || u32::try_from(a.uint(0, "")?).map_err(|_| malformed());
     let mut out = String::new();
     match op {
-        0 if a.texts.is_empty() => return made(RetryPolicy::default()),
-        0 => return made(RetryPolicy::from_json_layers(&a.texts)?),
-        1 => return made(RetryPolicy::preset(a.text(0)?, a.text(1)?)?),
         2 => {
             let p = policy(h)?;
             match k()? {
@@ -640,21 +683,6 @@ fn call_text(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
                 _ => out.push_str("null"),
             }
         }
-        3 => {
-            let p = policy(h)?;
-            return Ok(json_u64(p.delay(a.uint(0, "retry_number")?, a.source(1)?)?));
-        }
-        6 => {
-            let mut s = RetryState::new();
-            if let Some(n) = a.limit(0)? {
-                s = s.with_history_limit(n)?;
-            }
-            return made_obj(Obj::State(s));
-        }
-        7 => {
-            let limit = a.limit(0)?.unwrap_or(ojs_retry::state::MIN_HISTORY);
-            return made_obj(Obj::State(RetryState::from_json(a.text(0)?, limit)?));
-        }
         8 => {
             let k = k()?;
             return state(h, |s| {
@@ -673,14 +701,6 @@ fn call_text(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
                 })
             });
         }
-        11 => {
-            let r = Reservation::new(
-                a.uint(0, "attempt")?,
-                a.uint(2, "now")?,
-                a.uint(1, "visibility_timeout_ms")?,
-            )?;
-            return made_obj(Obj::Reservation(r));
-        }
         12 => {
             let k = k()?;
             return reservation(h, |r| {
@@ -691,7 +711,7 @@ fn call_text(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
                 }))
             });
         }
-        13..=15 => {
+        13 | 15 => {
             let now = a.uint(0, "now")?;
             return reservation(h, |r| {
                 Ok(match op {
@@ -701,7 +721,6 @@ fn call_text(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
                         }
                         Heartbeat::Expired => String::from("{\"extended\":false}"),
                     },
-                    14 => json_bool(r.is_expired(now)?),
                     _ => match r.expiry(now)? {
                         None => String::from("null"),
                         Some(f) => alloc::format!(
@@ -713,15 +732,10 @@ fn call_text(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
                 })
             });
         }
-        16 | 17 => {
-            let t = a.text(0)?;
-            let patterns = a.texts.get(1..).unwrap_or_default();
-            if op == 16 {
-                return Ok(json_bool(ojs_retry::matches(t, patterns)));
-            }
-            json_opt(&mut out, ojs_retry::first_match(t, patterns));
-        }
-        18 => return Ok(json_u64(ojs_retry::parse_duration(a.text(0)?)?)),
+        17 => json_opt(
+            &mut out,
+            ojs_retry::first_match(a.text(0)?, a.texts.get(1..).unwrap_or_default()),
+        ),
         19 => json_str(
             &mut out,
             &ojs_retry::format_duration(a.uint(0, "duration")?)?,
@@ -730,11 +744,6 @@ fn call_text(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
             &mut out,
             &ojs_retry::format_timestamp(a.uint(0, "timestamp")?)?,
         ),
-        21 => return Ok(json_u64(ojs_retry::parse_timestamp(a.text(0)?)?)),
-        22 => {
-            let n = a.uint(0, "retry_number")?;
-            return Ok(json_u64(a.source(1)?.sample(n)?.bits()));
-        }
         23 => {
             ojs_retry::args::uint_from_f64(a.text(0)?, a.num(0))?;
             out.push_str("null");
@@ -764,7 +773,8 @@ pub fn policy_number(handle: f64, k: u32) -> f64 {
 
 /// The number-valued getters of the `RetryState` or `Reservation` behind
 /// `handle`: `k` 0 `attempt`, 1 `historyLimit`, 2 `nextRetryAt` (`-1`
-/// when not retrying) of a state; 3 `attempt`, 4 `visibilityTimeoutMs`,
+/// when not retrying), 6 `terminal` (the action's number in its enum,
+/// `-1` for none) of a state; 3 `attempt`, 4 `visibilityTimeoutMs`,
 /// 5 `deadline` of a reservation. `-2` for a handle that names no object
 /// of that class (`api.js` then asks [`run`], which reports why). Hidden
 /// from the public types.
@@ -777,6 +787,9 @@ pub fn object_number(handle: f64, k: u32) -> f64 {
         (Ok(Obj::State(s)), 0) => num(s.attempt()),
         (Ok(Obj::State(s)), 1) => u64::try_from(s.history_limit()).map_or(-2.0, num),
         (Ok(Obj::State(s)), 2) => s.next_retry_at().map_or(-1.0, num),
+        // The action's number in its enum, which `api.js` maps to its name
+        // (asked once through `run`).
+        (Ok(Obj::State(s)), 6) => s.terminal().map_or(-1.0, |a| f64::from(a as u8)),
         (Ok(Obj::Reservation(r)), 3) => num(r.attempt()),
         (Ok(Obj::Reservation(r)), 4) => num(r.visibility_timeout_ms()),
         (Ok(Obj::Reservation(r)), 5) => num(r.deadline()),

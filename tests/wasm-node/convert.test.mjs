@@ -13,7 +13,7 @@ import { spawnSync } from "node:child_process";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RetryPolicy, RetryState, Reservation, firstMatch, matches, parseTimestamp } from "ojs-retry-wasm";
-import { glue, run, runRaw } from "./wire.mjs";
+import { glue, run, runNumber, runRaw } from "./wire.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -276,8 +276,8 @@ test("RetryState and Reservation: number getters (__objNum) agree with the full 
 });
 
 test("object handles: stale, forged and of the other class name no object", () => {
-  const h = Number(run(6, 0, [-1]));
-  const res = Number(run(11, 0, [1, 10, 0]));
+  const h = runNumber(6, 0, [-1]);
+  const res = runNumber(11, 0, [1, 10, 0]);
   // The fast getters and the full route (`__run` 8 and 12) agree.
   for (const k of [0, 1, 2]) {
     assert.equal(glue.__objNum(h, k), JSON.parse(run(8, h, [k])) ?? -1, `state ${k}`);
@@ -295,7 +295,7 @@ test("object handles: stale, forged and of the other class name no object", () =
   glue.__release(h, true, 1);
   assert.throws(() => run(8, h, [0]), { message: "validation.invalid_argument: this: expected a live RetryState, found a released or unknown object handle" });
   // The slot is reused with the next generation: the old handle stays dead.
-  const again = Array.from({ length: 4 }, () => Number(run(6, 0, [-1])));
+  const again = Array.from({ length: 4 }, () => runNumber(6, 0, [-1]));
   assert.ok(again.some((x) => x % 2 ** 32 === h % 2 ** 32));
   assert.ok(!again.includes(h));
   assert.equal(glue.__objNum(h, 0), -2);
@@ -365,4 +365,26 @@ test("hosts without String.prototype.isWellFormed: the fallback check finds the 
       assert.match(arg, /^validation\.invalid_argument: error_type: expected well-formed Unicode text/);
     }
   }
+});
+
+test("RetryState.terminal: the number from __objNum names the action the full route names", () => {
+  for (const terminal of ["discard", "dead_letter", null]) {
+    const doc = JSON.stringify({ attempt: 2, errors: [], terminal });
+    const h = runNumber(7, 0, [-1], [doc]);
+    const k = glue.__objNum(h, 6);
+    assert.equal(JSON.parse(run(8, h, [3])), terminal);
+    assert.equal(k === -1, terminal === null);
+    glue.__release(h, true, 1);
+    // Through the API, twice (the second read takes the cached name).
+    const s = RetryState.fromJSON(doc);
+    assert.equal(s.terminal, terminal);
+    assert.equal(s.terminal, terminal);
+  }
+  const p = new RetryPolicy({ max_attempts: 1, on_exhaustion: "dead_letter" });
+  const s = new RetryState();
+  assert.equal(s.terminal, null);
+  s.recordFailure(p, { type: "a", message: "b" }, { now: 0, jitter: { u: 0 } });
+  assert.equal(s.terminal, "dead_letter");
+  s.free();
+  assert.throws(() => s.terminal, { message: "validation.invalid_argument: this: expected a live RetryState, found one already freed" });
 });
