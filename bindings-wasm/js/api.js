@@ -1,55 +1,59 @@
-// The public API of ojs-retry-wasm. `RetryPolicy` is a plain JS class
-// defined here: each instance holds a handle (a number) naming its policy
-// in the module's registry (bindings-wasm/src/registry.rs), and each member
-// calls an export that takes the handle. Not a wasm-bindgen class: creating
-// one registered the object in a FinalizationRegistry with an unregister
-// token (more than the parse of a policy), and every method call went
-// through wasm-bindgen's shim. `RetryState` and `Reservation` stay
-// wasm-bindgen classes, completed here. Where JS does better than an
-// export per method:
-//  - `new RetryPolicy(text)` writes the text into wasm memory with the
-//    host's TextEncoder and parses it there (`__parse`), no JsValue;
-//  - `RetryPolicy.merge(...layers)` is variadic (Rust receives one array);
-//  - a `policy` argument (or `this`) that is not a RetryPolicy, or one
-//    freed, is a coded `validation.invalid_argument` error, like every
-//    other bad argument.
-//  - `delay(n, u)` with two numbers, `delay(n, { u })` and
-//    `delay(n, { seed: number })` take fast exports (`__delayU`, `__delayS`):
-//    plain functions of numbers, without JsValues (reading an object from
-//    Rust costs a dozen boundary crossings); `delays(ns, { u } | { seed })`
-//    copies the numbers into a scratch buffer in wasm memory that `__delays`
-//    overwrites with the delays. Anything else, and any invalid number,
-//    goes through the full method, which reports the error.
-//  - Fewer exports, a smaller module: the getters go through one or two
-//    exports per class, the methods taking JS values through one
-//    (`__policyCall`), the module-level functions through one (`__call`),
-//    `toJSON()` parses `toString()`, and `schedule()` builds its rows from
-//    numbers (faster than building objects from Rust).
+// The public API of ojs-retry-wasm. Every export of the wasm module takes
+// and returns numbers only, so wasm-bindgen wraps none of them in a shim
+// (externref tables, Result unpacking, JS objects built from Rust): this
+// module does the JS side of the boundary.
+//  - Arguments are checked here, with the messages and codes the core
+//    uses, and JS values given as JSON documents (policy layers, state
+//    documents, error details) become JSON text here (`jsonText`), by the
+//    rules the binding always had: plain objects, arrays, finite numbers,
+//    strings, booleans and BigInts within 64 bits; anything else a coded
+//    fault naming its path.
+//  - Text and numbers cross through a buffer in wasm memory (`call`): the
+//    arguments of an operation are written there, `__run` runs it in Rust
+//    (through the core's text entry points) and leaves its result there as
+//    JSON text, or a core error as `[code, message, field, fault message,
+//    …]`, which `errorFrom` turns into the JS Error the API throws (with
+//    `code`, `field` and `faults`).
+//  - `RetryPolicy`, `RetryState` and `Reservation` are plain JS classes:
+//    each instance holds a handle (a number) naming its object in the
+//    module's registry (bindings-wasm/src/registry.rs), given back when the
+//    instance is collected (a FinalizationRegistry) or at once by `free()`.
+//  - An omitted `now` is `Date.now()`; an omitted jitter source a fresh
+//    53-bit sample `k / 2^53` from `crypto.getRandomValues` (what the core's
+//    OS entropy source draws), passed as `{ u }`.
+//  - The hot paths keep exports of their own: `new RetryPolicy(text)`
+//    writes the text into wasm memory with the host's TextEncoder and
+//    parses it there (`__parse`), `new RetryPolicy()` is `__defaultPolicy`;
+//    `delay(n, u)`, `delay(n, { u })` and `delay(n, { seed: number })` call
+//    `__delayU` / `__delayS`; `delays(ns, { u } | { seed })` goes through a
+//    scratch buffer of numbers (`__delays`); number getters are
+//    `__policyNum` / `__objNum`. Anything else, and any invalid number,
+//    takes the full route, which reports the error. Decisions come back as
+//    numbers and names, built into objects here (faster than JSON.parse),
+//    schedules as numbers.
 // Each entry point (node.js, browser.js, workerd.js) initialises the wasm
 // module first, then re-exports this module (whose top level therefore runs
-// before the module is initialised: it defines classes and rearranges
-// prototypes, and calls no export).
+// before the module is initialised: it defines classes and calls no
+// export).
 import {
-  RetryState,
-  Reservation,
-  __make as make,
+  __io as ioAt,
+  __run as runOp,
   __parse as parseText,
+  __defaultPolicy as defaultPolicy,
   __policyNum as policyNum,
-  __policyValue as policyValue,
-  __policyCall as policyCall,
-  __release as release,
-  __call as call,
+  __objNum as objectNum,
+  __release as releaseHandle,
   __delays as delaysInPlace,
   __scratch as scratchAddress,
-  __memory as wasmMemory,
   initSync,
 } from "./ojs_retry_wasm.js";
 
-// `__delayU` and `__delayS` are raw exports of the wasm instance, which
-// wasm-bindgen's JS does not wrap (bindings-wasm/src/lib.rs says why):
-// taken from the instance's exports on the first call. The module is
-// initialised by then (a policy exists), and `initSync()` then returns its
-// exports without instantiating anything.
+// The instance's exports (initialised by then: `initSync()` returns them
+// without instantiating anything): its memory, and `__delayU` / `__delayS`,
+// raw exports that wasm-bindgen's JS does not wrap (bindings-wasm/src/lib.rs
+// says why), bound on the first call.
+let wasmMemory = null;
+const memory = () => (wasmMemory ??= initSync().memory);
 let delayU = (h, n, u) => {
   bindRaw();
   return delayU(h, n, u);
@@ -64,33 +68,516 @@ function bindRaw() {
   delayS = x.__delayS;
 }
 
-function invalidArgument(field, message) {
-  const err = new Error(`validation.invalid_argument: ${field}: ${message}`);
-  err.code = "validation.invalid_argument";
-  err.field = field;
-  err.faults = [{ field, message }];
+// --- errors ------------------------------------------------------------------
+
+const INVALID_ARGUMENT = "validation.invalid_argument";
+/** The error codes of a fault in each kind of document (the core's `Document`). */
+const POLICY = "validation.retry_policy_invalid";
+const STATE = "validation.state_invalid";
+const ARGUMENT = INVALID_ARGUMENT;
+const MAX_DEPTH = 64;
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const LONE_SURROGATE = "expected well-formed Unicode text, found a string with a lone surrogate";
+
+/** An error as the core renders it: `code: field: message` (no field: `code: message`). */
+function coded(code, faults) {
+  const text = faults.map(([f, m], i) => (i === 0 ? " " : "; ") + (f === "" ? "" : `${f}: `) + m).join("");
+  const err = new Error(code + ":" + text);
+  err.code = code;
+  err.field = faults.length > 0 ? faults[0][0] : "";
+  err.faults = faults.map(([field, message]) => ({ field, message }));
   return err;
 }
 
+/** A fault at `path` of a document whose faults have `code`. */
+function fault(code, path, message) {
+  return coded(code, [[path, message]]);
+}
+
+function argError(field, message) {
+  return fault(INVALID_ARGUMENT, field, message);
+}
+
+/** A value nested deeper than MAX_DEPTH: the fault names the top-level field. */
+function tooDeep(code, path) {
+  return fault(code, path.split(/[.[]/)[0], `expected a JSON value nested at most ${MAX_DEPTH} levels deep (is it cyclic?)`);
+}
+
+/** The JS Error of a core error as `__run` encodes it. */
+function errorFrom(parts) {
+  const [code, message, ...rest] = parts;
+  const faults = [];
+  for (let i = 0; i + 1 < rest.length; i += 2) faults.push({ field: rest[i], message: rest[i + 1] });
+  const err = new Error(message);
+  err.code = code;
+  err.field = faults.length > 0 ? faults[0].field : "";
+  err.faults = faults;
+  return err;
+}
+
+// --- the boundary ------------------------------------------------------------
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+// Views on wasm memory, remade when a memory growth detached them (length
+// 0) or the buffer they show moved: the 8 numbers of `__run` (allocated in
+// Rust on first use, never moved), and its text buffer (which moves when
+// it grows: `__io` gives its address).
+const ARG_NUMS = 8;
+let argNums = null;
+function argView() {
+  if (argNums === null || argNums.length === 0) {
+    const at = scratchAddress(ARG_NUMS, 2);
+    if (at < 0) throw argError("", "malformed call from api.js");
+    argNums = new Float64Array(memory().buffer, at, ARG_NUMS);
+  }
+  return argNums;
+}
+let bytesView = new Uint8Array(0);
+function bytes() {
+  if (bytesView.length === 0) bytesView = new Uint8Array(memory().buffer);
+  return bytesView;
+}
+
+/**
+ * Runs operation `op` (see `call` in bindings-wasm/src/lib.rs) on `h`, the
+ * numbers `nums` (at most 8) and the strings `texts`; returns its result as
+ * text (JSON unless the operation says otherwise), or throws its error.
+ * Called only once every argument is converted: nothing here runs the
+ * caller's code (getters), so nothing can reuse the buffer before the
+ * result is read.
+ */
+function call(op, h, nums, texts) {
+  const r = send(op, h, nums, texts);
+  const len = r < 0 ? -r - 1 : r;
+  const at = ioAt(0);
+  const text = utf8(bytes(), at, len);
+  if (r < 0) throw errorFrom(JSON.parse(text));
+  return text;
+}
+
+/** Writes the arguments and runs `op`: `__run`'s answer (see `call`). */
+function send(op, h, nums, texts) {
+  const a = argView();
+  for (let i = 0; i < ARG_NUMS; i++) a[i] = i < nums.length ? nums[i] : 0;
+  let cap = 0;
+  for (const t of texts) cap += 4 + 3 * t.length;
+  const at = ioAt(cap);
+  if (at < 0) throw argError("", "malformed call from api.js");
+  const mem = bytes();
+  let p = at;
+  for (const t of texts) {
+    const written = encode(t, mem, p + 4);
+    mem[p] = written & 0xff;
+    mem[p + 1] = (written >>> 8) & 0xff;
+    mem[p + 2] = (written >>> 16) & 0xff;
+    mem[p + 3] = written >>> 24;
+    p += 4 + written;
+  }
+  return runOp(op, h, p - at);
+}
+
+// Short ASCII text is copied by a loop here: the host's TextEncoder and
+// TextDecoder cost a native call each (more than the loop below ~64
+// characters); other text goes through them.
+const SHORT = 64;
+
+/** `t` as UTF-8 into `mem` at `at` (room for 3 bytes per unit): the bytes written. */
+function encode(t, mem, at) {
+  const n = t.length;
+  if (n < SHORT) {
+    let i = 0;
+    for (; i < n; i++) {
+      const c = t.charCodeAt(i);
+      if (c >= 0x80) break;
+      mem[at + i] = c;
+    }
+    if (i === n) return n;
+  }
+  return encoder.encodeInto(t, mem.subarray(at, at + 3 * n)).written;
+}
+
+/** The UTF-8 text of `len` bytes of `mem` at `at`. */
+function utf8(mem, at, len) {
+  if (len < SHORT) {
+    let s = "";
+    for (let i = 0; i < len; i++) {
+      const c = mem[at + i];
+      if (c >= 0x80) return decoder.decode(mem.subarray(at, at + len));
+      s += String.fromCharCode(c);
+    }
+    return s;
+  }
+  return decoder.decode(mem.subarray(at, at + len));
+}
+
+/**
+ * Runs an operation that answers a decision (`decide`, `recordFailure`,
+ * `recordTimeout`) and builds it: numbers in the argument buffer, names and
+ * the matched pattern as text (see `decision_text` in
+ * bindings-wasm/src/lib.rs). Faster than JSON.parse of the object.
+ */
+function callDecision(op, h, nums, texts) {
+  const r = send(op, h, nums, texts);
+  const len = r < 0 ? -r - 1 : r;
+  const t = utf8(bytes(), ioAt(0), len);
+  if (r < 0) throw errorFrom(JSON.parse(t));
+  const a = argView();
+  const i1 = t.indexOf("\n");
+  const i2 = t.indexOf("\n", i1 + 1);
+  const i3 = t.indexOf("\n", i2 + 1);
+  const orNull = (x) => (x < 0 ? null : x);
+  return {
+    action: t.slice(0, i1),
+    reason: t.slice(i1 + 1, i2),
+    handlerCode: i3 === i2 + 1 ? null : t.slice(i2 + 1, i3),
+    matchedPattern: a[5] !== 0 ? t.slice(i3 + 1) : null,
+    attempt: a[0],
+    timedOut: a[1] !== 0,
+    retryNumber: orNull(a[2]),
+    delayMs: orNull(a[3]),
+    nextRetryAt: orNull(a[4]),
+  };
+}
+
+/**
+ * Runs an operation that answers a number (a new object's handle, a delay,
+ * a boolean as 0 or 1, a parsed duration or timestamp, a jitter sample):
+ * `__run` leaves it in the first slot of the argument buffer, no text to
+ * decode.
+ */
+function callNumber(op, h, nums, texts) {
+  const r = send(op, h, nums, texts);
+  if (r < 0) throw errorFrom(JSON.parse(utf8(bytes(), ioAt(0), -r - 1)));
+  return argView()[0];
+}
+
+/** `call`, its JSON result parsed. */
+function callJSON(op, h, nums, texts) {
+  return JSON.parse(call(op, h, nums, texts));
+}
+
+// The operations of `__run` (the table at `call` in bindings-wasm/src/lib.rs).
+const LAYERS = 0;
+const PRESET = 1;
+const POLICY_GET = 2;
+const DELAY = 3;
+const SCHEDULE = 4;
+const DECIDE = 5;
+const STATE_NEW = 6;
+const STATE_FROM = 7;
+const STATE_GET = 8;
+const RECORD_FAILURE = 9;
+const RECORD_TIMEOUT = 10;
+const RESERVATION_NEW = 11;
+const RESERVATION_GET = 12;
+const HEARTBEAT = 13;
+const IS_EXPIRED = 14;
+const EXPIRY = 15;
+const MATCHES = 16;
+const FIRST_MATCH = 17;
+const PARSE_DURATION = 18;
+const FORMAT_DURATION = 19;
+const FORMAT_TIMESTAMP = 20;
+const PARSE_TIMESTAMP = 21;
+const JITTER_SAMPLE = 22;
+const CHECK_UINT = 23;
+const CHECK_CODE = 24;
+const DEBUG_TEXT = 25;
+
+// --- arguments ---------------------------------------------------------------
+
+/** Rust's `{:?}` of a string (the messages quote strings that way). */
+function debugText(s) {
+  // Printable ASCII without quotes or backslashes reads the same; anything
+  // else is quoted by Rust itself.
+  if (/^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/.test(s)) return `"${s}"`;
+  return call(DEBUG_TEXT, 0, [], [s]);
+}
+
+/** What a JS value is, for messages. */
 function describe(v) {
+  if (v === null) return "null";
+  if (v === undefined) return "undefined";
+  switch (typeof v) {
+    case "string": {
+      let out = "";
+      let n = 0;
+      let more = false;
+      for (const c of v) {
+        if (n === 40) {
+          more = true;
+          break;
+        }
+        // A lone surrogate reads as U+FFFD, as in Rust's copy of the text.
+        out += c.length === 1 && c >= "\ud800" && c <= "\udfff" ? "\ufffd" : c;
+        n++;
+      }
+      return `the string ${debugText(more ? out + "..." : out)}`;
+    }
+    case "number":
+      return `the number ${v}`;
+    case "boolean":
+      return `the boolean ${v}`;
+    case "object":
+      return Array.isArray(v) ? "an array" : "an object";
+    default:
+      return `a ${typeof v}`;
+  }
+}
+
+/** What is not a class instance, for the handle errors. */
+function describeHandle(v) {
   if (v === null) return "null";
   if (Array.isArray(v)) return "an array";
   if (typeof v === "object") return `an object (${v.constructor?.name ?? "no prototype"})`;
   return `a ${typeof v}`;
 }
 
-// Collected policies give their registry slot back. Registered without an
+/** No lone surrogate in `s` (String.prototype.isWellFormed where the host has it). */
+const isWellFormed =
+  typeof String.prototype.isWellFormed === "function"
+    ? (s) => s.isWellFormed()
+    : (s) => {
+        for (let i = 0; i < s.length; i++) {
+          const c = s.charCodeAt(i);
+          if (c < 0xd800 || c > 0xdfff) continue;
+          const d = c <= 0xdbff && i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+          if (d < 0xdc00 || d > 0xdfff) return false;
+          i++;
+        }
+        return true;
+      };
+
+const given = (v) => v !== undefined && v !== null;
+
+/** An integer in 0 ..= 2^53 − 1 given as a JS number. */
+function uint(v, field) {
+  if (typeof v !== "number") {
+    throw argError(field, `expected an integer number between 0 and ${MAX_SAFE}, found ${describe(v)}`);
+  }
+  // Out of range: the core's error (its message formats the number).
+  if (!(v >= 0 && v <= MAX_SAFE && Math.floor(v) === v)) call(CHECK_UINT, 0, [v], [field]);
+  return v;
+}
+
+/** `now`: the given epoch milliseconds, or `Date.now()`. */
+function now(v) {
+  return given(v) ? uint(v, "now") : Date.now();
+}
+
+/** A well-formed string; a fault of a document with `code` otherwise. */
+function docString(v, field, code) {
+  if (typeof v !== "string") throw fault(code, field, `expected a string, found ${describe(v)}`);
+  if (!isWellFormed(v)) throw fault(code, field, LONE_SURROGATE);
+  return v;
+}
+
+const string = (v, field) => docString(v, field, ARGUMENT);
+
+function boolean(v, field) {
+  if (typeof v !== "boolean") throw argError(field, `expected a boolean, found ${describe(v)}`);
+  return v;
+}
+
+function strings(v, field) {
+  if (!Array.isArray(v)) throw argError(field, `expected an array of strings, found ${describe(v)}`);
+  const out = new Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = string(v[i], `${field}[${i}]`);
+  return out;
+}
+
+/** Plain: its prototype is null or a root prototype (Object.prototype of any realm). */
+function isPlain(v) {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+/**
+ * An options object: undefined/null give null; anything but a plain object
+ * is an error, and so is a key outside `allowed` (a misspelt option must
+ * not be silently ignored).
+ */
+function options(v, field, allowed) {
+  if (!given(v)) return null;
+  if (!isPlain(v)) throw argError(field, `expected a plain object, found ${describe(v)}`);
+  for (const name of Object.keys(v)) {
+    if (!allowed.includes(name)) {
+      throw argError(name, `unknown option ${debugText(name)} in ${field}; expected one of: ${allowed.join(", ")}`);
+    }
+  }
+  return v;
+}
+
+const TWO_32 = 4294967296;
+const U64_MAX = (1n << 64n) - 1n;
+
+/**
+ * A jitter source as the numbers `__run` reads (kind, value…) and the texts
+ * it needs (a key), or null when omitted: `{u}`, `{seed}` or `{key}`.
+ */
+function jitter(v) {
+  const o = options(v, "jitter", ["u", "seed", "key"]);
+  if (o === null) return null;
+  const keys = Object.keys(o);
+  if (keys.length !== 1) {
+    throw argError("jitter", `expected exactly one of {u}, {seed} or {key}, found ${keys.length} keys`);
+  }
+  const value = o[keys[0]];
+  switch (keys[0]) {
+    case "u":
+      // Range checks ([0, 1), NaN) belong to the core; only the type here.
+      if (typeof value !== "number") throw argError("u", `expected a number in [0, 1), found ${describe(value)}`);
+      return [0, value];
+    case "seed":
+      return seed(value);
+    default:
+      return [2, 0, string(value, "key")];
+  }
+}
+
+/** A 64-bit seed: an integer number up to 2^53 − 1 or a BigInt below 2^64. */
+function seed(v) {
+  if (typeof v === "bigint") {
+    if (v < 0n || v > U64_MAX) throw argError("seed", "expected a BigInt between 0 and 2^64 - 1 (18446744073709551615)");
+    return [1, Number(v >> 32n), Number(v & 0xffffffffn)];
+  }
+  if (typeof v === "number") {
+    uint(v, "seed");
+    return [1, Math.floor(v / TWO_32), v % TWO_32];
+  }
+  throw argError("seed", `expected an integer number up to 2^53 - 1 or a BigInt below 2^64, found ${describe(v)}`);
+}
+
+// One fresh sample from the host's entropy: 53 bits `k`, as `u = k / 2^53`
+// (exact: the core turns it back into `k`).
+const entropyWords = new Uint32Array(2);
+function entropy() {
+  crypto.getRandomValues(entropyWords);
+  return [0, ((entropyWords[0] >>> 11) * TWO_32 + entropyWords[1]) / 2 ** 53];
+}
+
+/** The given jitter source, or a fresh entropy sample. */
+const jitterOrEntropy = (v) => jitter(v) ?? entropy();
+
+/** The numbers and texts of a jitter source: appended to `nums` / `texts`. */
+function pushJitter(j, nums, texts) {
+  if (j[0] === 2) {
+    nums.push(2, texts.length);
+    texts.push(j[2]);
+  } else nums.push(...j);
+}
+
+/** A JS number as JSON text read back as the same number (a float, where it is not a safe integer). */
+function numberText(x) {
+  const s = String(x);
+  if (Math.abs(x) <= MAX_SAFE && Number.isInteger(x)) return s;
+  // Integral beyond 2^53 prints without a fraction: a float all the same.
+  return /[.e]/.test(s) ? s : s + ".0";
+}
+
+/**
+ * A JS value as the JSON text of the document it stands for (what
+ * `JSON.stringify` would keep): object keys whose value is undefined are
+ * omitted; NaN, infinities, functions, symbols, non-plain objects and lone
+ * surrogates are faults of the document (`code`) naming the offending
+ * path; BigInts become integers. Deeper than MAX_DEPTH (or cyclic): a
+ * fault too.
+ */
+function jsonText(v, path, code, depth = 0) {
+  if (depth > MAX_DEPTH) throw tooDeep(code, path);
+  if (v === null) return "null";
+  switch (typeof v) {
+    case "boolean":
+      return v ? "true" : "false";
+    case "number":
+      if (!Number.isFinite(v)) throw fault(code, path, `expected a finite number, found ${v}`);
+      return numberText(v);
+    case "string":
+      if (!isWellFormed(v)) throw fault(code, path, LONE_SURROGATE);
+      return JSON.stringify(v);
+    case "bigint":
+      if (v < -(1n << 63n) || v > U64_MAX) throw fault(code, path, "expected a BigInt between -2^63 and 2^64 - 1");
+      return String(v);
+    case "object": {
+      if (Array.isArray(v)) {
+        const parts = new Array(v.length);
+        for (let i = 0; i < v.length; i++) {
+          const item = v[i];
+          parts[i] = item === undefined ? "null" : jsonText(item, `${path}[${i}]`, code, depth + 1);
+        }
+        return `[${parts.join(",")}]`;
+      }
+      if (!isPlain(v)) throw fault(code, path, `expected a plain object, found ${describe(v)}`);
+      const parts = [];
+      for (const name of Object.keys(v)) {
+        if (!isWellFormed(name)) throw fault(code, path, LONE_SURROGATE);
+        const item = v[name];
+        if (item === undefined) continue;
+        const p = path === "" ? name : `${path}.${name}`;
+        parts.push(`${JSON.stringify(name)}:${jsonText(item, p, code, depth + 1)}`);
+      }
+      return `{${parts.join(",")}}`;
+    }
+    default:
+      throw fault(code, path, `expected a JSON value, found ${describe(v)}`);
+  }
+}
+
+/** A policy layer: JSON text, or a JS value read as a JSON document. */
+function layer(v) {
+  if (typeof v === "string") {
+    if (!isWellFormed(v)) throw fault(POLICY, "", LONE_SURROGATE);
+    return v;
+  }
+  return jsonText(v, "", POLICY);
+}
+
+/** `{historyLimit?}`: the bound, or -1 when not given. */
+function historyLimit(v) {
+  const o = options(v, "options", ["historyLimit"]);
+  if (o === null || !given(o.historyLimit)) return -1;
+  const n = uint(o.historyLimit, "history_limit");
+  if (n > 0xffffffff) throw argError("history_limit", `expected at most 4294967295 in wasm32, found ${n}`);
+  return n;
+}
+
+/** `{now?, jitter?}` as numbers (now, then the jitter source) and texts. */
+function decideOptions(v, nums, texts) {
+  const o = options(v, "options", ["now", "jitter"]);
+  if (o === null) {
+    nums.push(Date.now());
+    pushJitter(entropy(), nums, texts);
+  } else {
+    nums.push(now(o.now));
+    pushJitter(jitterOrEntropy(o.jitter), nums, texts);
+  }
+}
+
+/** A handler code: checked where it is read (the core's error for a bad one). */
+function handlerCode(v) {
+  const c = string(v, "code");
+  if (c !== "RETRY" && c !== "DISCARD" && c !== "DEAD_LETTER" && c !== "FAIL") call(CHECK_CODE, 0, [], [c]);
+  return c;
+}
+
+// --- handles -----------------------------------------------------------------
+
+// Collected objects give their registry slot back. Registered without an
 // unregister token (a token costs more than the rest of the registration):
-// `free()` drops the policy at once and the registry keeps its slot until
+// `free()` drops the object at once and the registry keeps its slot until
 // this reports the object collected (bindings-wasm/src/registry.rs), so a
 // handle never outlives its slot. Without FinalizationRegistry (very old
-// hosts), `free()` gives the slot back itself and an unfreed policy stays
-// in the registry, as wasm-bindgen's objects did there.
-const collected =
-  typeof FinalizationRegistry === "undefined" ? null : new FinalizationRegistry((h) => release(h, true));
+// hosts), `free()` gives the slot back itself and an unfreed object stays
+// in the registry.
+const hasFinalizers = typeof FinalizationRegistry !== "undefined";
+const collectedPolicies = hasFinalizers ? new FinalizationRegistry((h) => releaseHandle(h, true, 0)) : null;
+const collectedObjects = hasFinalizers ? new FinalizationRegistry((h) => releaseHandle(h, true, 1)) : null;
 
-// The handle a factory hands to the constructor (see `adopt`): the
-// constructor takes no second argument that callers could forge.
+// The handle a factory hands to a constructor (see `adopt`): the
+// constructors take no extra argument that callers could forge.
 let adopted = -1;
 let handleOf;
 
@@ -98,7 +585,6 @@ let handleOf;
 // on first use, never moved) seen through a Uint8Array, remade after a
 // memory growth detached it; `null` when it cannot be had.
 const TEXT_LEN = 16384;
-const encoder = new TextEncoder();
 let textAt = -1;
 let textView = null;
 function textBuffer() {
@@ -107,18 +593,18 @@ function textBuffer() {
       textAt = scratchAddress(TEXT_LEN, 1);
       if (textAt < 0) return null;
     }
-    textView = new Uint8Array(wasmMemory().buffer, textAt, TEXT_LEN);
+    textView = new Uint8Array(memory().buffer, textAt, TEXT_LEN);
   }
   return textView;
 }
 
 // A policy from JSON text: its bytes written into wasm memory by the
 // host's encoder (one native call) and read there by `__parse`, or -1: the
-// full path (`__make`), which reports the error. The full path also takes
-// text too long for the buffer, and any text that is not ASCII (one byte
-// per character): the encoder writes U+FFFD for a lone surrogate, which
-// only the full path tells apart from a real one, and ASCII text needs no
-// such check.
+// full route, which reports the error. The full route also takes text too
+// long for the buffer, and any text that is not ASCII (one byte per
+// character): the encoder writes U+FFFD for a lone surrogate, which only
+// the full route tells apart from a real one, and ASCII text needs no such
+// check.
 function parsed(text) {
   const buf = textBuffer();
   if (buf === null) return -1;
@@ -139,21 +625,23 @@ class RetryPolicy {
     let h = adopted;
     if (h >= 0) adopted = -1;
     else {
-      h = typeof policy === "string" ? parsed(policy) : -1;
-      if (h < 0) h = make(0, policy, undefined);
+      h = typeof policy === "string" ? parsed(policy) : policy === undefined ? defaultPolicy() : -1;
+      if (h < 0) h = callNumber(LAYERS, 0, [], policy === undefined ? [] : [layer(policy)]);
     }
     this.#h = h;
-    collected?.register(this, h);
+    collectedPolicies?.register(this, h);
   }
 
   /** Layers merged in order: defaults ← first ← … ← last, then validated. */
   static merge(...layers) {
-    return adopt(make(1, layers, undefined));
+    return adopt(callNumber(LAYERS, 0, [], layers.map(layer)));
   }
 
   /** A preset: `system`'s own retry configuration. */
   static preset(system, config) {
-    return adopt(make(2, system, config));
+    const s = string(system, "system");
+    const c = given(config) ? jsonText(config, "preset", POLICY) : "{}";
+    return adopt(callNumber(PRESET, 0, [], [s, c]));
   }
 
   static {
@@ -164,15 +652,14 @@ class RetryPolicy {
       try {
         return p.#h;
       } catch {
-        throw invalidArgument("policy", `expected a RetryPolicy, found ${describe(p)}`);
+        throw argError("policy", `expected a RetryPolicy, found ${describeHandle(p)}`);
       }
     };
   }
 
   /** Frees the policy now; any later use is a `policy` error. */
   free() {
-    const h = handleOf(this);
-    release(h, collected === null);
+    releaseHandle(handleOf(this), !hasFinalizers, 0);
   }
 }
 
@@ -181,15 +668,31 @@ function adopt(h) {
   return new RetryPolicy();
 }
 
+/** The handle of a live policy `p`, or its typed error (freed, unknown). */
+function livePolicy(p) {
+  const h = handleOf(p);
+  if (policyNum(h, 0) < 0) call(POLICY_GET, h, [0], []);
+  return h;
+}
+
 const proto = RetryPolicy.prototype;
-if (Symbol.dispose) proto[Symbol.dispose] = proto.free;
 const hasOwn = Object.prototype.hasOwnProperty;
 
+/** Defines a method as a class's methods are: writable, configurable, not enumerable. */
+function method(cls, name, value) {
+  Object.defineProperty(cls.prototype, name, { value, writable: true, configurable: true });
+}
+/** Defines a getter as a class's getters are. */
+function accessor(cls, name, get) {
+  Object.defineProperty(get, "name", { value: `get ${name}` });
+  Object.defineProperty(cls.prototype, name, { get, configurable: true });
+}
+
 // `{ u: number }` → 0, `{ seed: number }` → 1 (the value in `jitterValue`),
-// anything else → -1: the full path, which checks and reports. Only what the
-// full path accepts as-is qualifies: an object whose prototype is this
+// anything else → -1: the full route, which checks and reports. Only what
+// the full route accepts as-is qualifies: an object whose prototype is this
 // realm's Object.prototype with exactly one own enumerable key (other
-// realms, null prototypes and extra keys take the full path).
+// realms, null prototypes and extra keys take the full route).
 let jitterValue = 0;
 function fastJitter(jitter) {
   if (typeof jitter !== "object" || jitter === null) return -1;
@@ -216,25 +719,33 @@ function fastJitter(jitter) {
   return -1;
 }
 
-Object.defineProperty(proto, "delay", {
-  value: function delay(retryNumber, jitter) {
-    const h = handleOf(this);
-    if (typeof retryNumber === "number") {
-      let d = -1;
-      if (typeof jitter === "number") {
-        d = delayU(h, retryNumber, jitter);
-      } else {
-        const kind = fastJitter(jitter);
-        if (kind === 0) d = delayU(h, retryNumber, jitterValue);
-        else if (kind === 1) d = delayS(h, retryNumber, jitterValue);
-      }
-      if (d >= 0) return d;
+method(RetryPolicy, "delay", function delay(retryNumber, jitter_) {
+  const h = handleOf(this);
+  if (typeof retryNumber === "number") {
+    let d = -1;
+    if (typeof jitter_ === "number") {
+      d = delayU(h, retryNumber, jitter_);
+    } else {
+      const kind = fastJitter(jitter_);
+      if (kind === 0) d = delayU(h, retryNumber, jitterValue);
+      else if (kind === 1) d = delayS(h, retryNumber, jitterValue);
     }
-    return policyCall(0, h, retryNumber, jitter);
-  },
-  writable: true,
-  configurable: true,
+    if (d >= 0) return d;
+  }
+  return delayFull(this, h, retryNumber, jitter_);
 });
+
+// The full `delay`, which checks every argument and reports the first
+// problem: out of line, so that the method stays small enough for V8 to
+// inline its fast route into callers.
+function delayFull(policy, h, retryNumber, jitter_) {
+  livePolicy(policy);
+  const n = uint(retryNumber, "retry_number");
+  const nums = [n];
+  const texts = [];
+  pushJitter(typeof jitter_ === "number" ? [0, jitter_] : jitterOrEntropy(jitter_), nums, texts);
+  return callNumber(DELAY, h, nums, texts);
+}
 
 // The scratch buffer of `__delays` (SCRATCH_LEN numbers, allocated in Rust
 // on first use, never moved) seen through a Float64Array. Growing the wasm
@@ -246,21 +757,21 @@ let scratch = null;
 function scratchView() {
   if (scratch === null || scratch.length === 0) {
     if (scratchAt < 0) {
-      scratchAt = scratchAddress(SCRATCH_LEN);
+      scratchAt = scratchAddress(SCRATCH_LEN, 0);
       if (scratchAt < 0) return null;
     }
-    scratch = new Float64Array(wasmMemory().buffer, scratchAt, SCRATCH_LEN);
+    scratch = new Float64Array(memory().buffer, scratchAt, SCRATCH_LEN);
   }
   return scratch;
 }
 
 // Set while the numbers are being copied: reading an array element can run
 // JS (getters, proxies) that calls `delays` again, which then takes the full
-// path instead of overwriting this call's numbers.
+// route instead of overwriting this call's numbers.
 let scratchBusy = false;
 
 // The delays through the scratch buffer, SCRATCH_LEN at a time, or null:
-// the caller takes the full path (a non-number entry, or any -1).
+// the caller takes the full route (a non-number entry, or any -1).
 function delaysFast(h, kind, value, retryNumbers) {
   const len = retryNumbers.length;
   if (typeof len !== "number") return null;
@@ -291,161 +802,347 @@ function delaysFast(h, kind, value, retryNumbers) {
   return out;
 }
 
-Object.defineProperty(proto, "delays", {
-  value: function delays(retryNumbers, jitter) {
-    const h = handleOf(this);
-    if (!scratchBusy) {
-      const kind = fastJitter(jitter);
-      if (
-        kind >= 0 &&
-        (Array.isArray(retryNumbers) ||
-          retryNumbers instanceof Float64Array ||
-          retryNumbers instanceof Uint32Array)
-      ) {
-        const out = delaysFast(h, kind, jitterValue, retryNumbers);
-        if (out !== null) return out;
-      }
+method(RetryPolicy, "delays", function delays(retryNumbers, jitter_) {
+  const h = handleOf(this);
+  if (!scratchBusy) {
+    const kind = fastJitter(jitter_);
+    if (
+      kind >= 0 &&
+      (Array.isArray(retryNumbers) || retryNumbers instanceof Float64Array || retryNumbers instanceof Uint32Array)
+    ) {
+      const out = delaysFast(h, kind, jitterValue, retryNumbers);
+      if (out !== null) return out;
     }
-    return policyCall(1, h, retryNumbers, jitter);
-  },
-  writable: true,
-  configurable: true,
+  }
+  return delaysFull(this, h, retryNumbers, jitter_);
 });
 
-// The getters of plain values, through one export per class (the value's
-// number `k` is its index in the list given here); each getter is an
-// accessor on the prototype, as wasm-bindgen defines them.
-const isTrue = (x) => x !== 0;
-const orNull = (x) => (x < 0 ? null : x); // -1: none
-function accessor(cls, name, get) {
-  Object.defineProperty(get, "name", { value: `get ${name}` });
-  Object.defineProperty(cls.prototype, name, { get, configurable: true });
-}
-function getters(cls, exportName, names) {
-  const read = cls.prototype[exportName];
-  delete cls.prototype[exportName];
-  names.forEach((spec, k) => {
-    const [name, map] = Array.isArray(spec) ? spec : [spec, undefined];
-    accessor(
-      cls,
-      name,
-      map
-        ? function () {
-            return map(read.call(this, k));
-          }
-        : function () {
-            return read.call(this, k);
-          },
+/** The full `delays` (out of line, as `delayFull`). */
+function delaysFull(policy, h, retryNumbers, jitter_) {
+  livePolicy(policy);
+  if (!(Array.isArray(retryNumbers) || retryNumbers instanceof Uint32Array || retryNumbers instanceof Float64Array)) {
+    throw argError(
+      "retry_numbers",
+      `expected an array, Uint32Array or Float64Array of retry numbers, found ${describe(retryNumbers)}`,
     );
-  });
+  }
+  const j = jitter(jitter_);
+  const items = Array.from(retryNumbers);
+  const out = new Array(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const field = `retry_numbers[${i}]`;
+    const nums = [uint(items[i], field)];
+    const texts = [];
+    // Without a source, each entry draws its own sample.
+    pushJitter(j ?? entropy(), nums, texts);
+    try {
+      out[i] = callNumber(DELAY, h, nums, texts);
+    } catch (e) {
+      // The entry, not the parameter name, is what the caller must fix.
+      if (e.field === "retry_number") throw argError(field, e.faults[0].message);
+      throw e;
+    }
+  }
+  return out;
 }
-// RetryPolicy: numbers from `__policyNum` (-1: the handle names no policy,
-// and `__policyValue` reports why), the others from `__policyValue`.
+
+// RetryPolicy's getters: numbers from `__policyNum` (-1: the handle names
+// no policy, and `livePolicy` reports why), the others from `__run`.
 ["maxAttempts", "initialIntervalMs", "backoffCoefficient", "maxIntervalMs", "jitter", "maxRetries"].forEach((name, k) => {
-  const map = name === "jitter" ? isTrue : (x) => x;
+  const map = name === "jitter" ? (x) => x !== 0 : (x) => x;
   accessor(RetryPolicy, name, function () {
     const h = handleOf(this);
-    const x = policyNum(h, k);
-    return map(x >= 0 ? x : policyValue(h, k));
+    let x = policyNum(h, k);
+    if (x < 0) {
+      livePolicy(this);
+      x = policyNum(h, k);
+    }
+    return map(x);
   });
 });
+// The other values, read once per policy (it is immutable) and kept in a
+// WeakMap: `[presetSystem, onExhaustion, backoffStrategy,
+// nonRetryableErrors]`; each read checks the handle (a freed policy is an
+// error), and the list is a fresh copy each time.
+const infos = new WeakMap();
 ["presetSystem", "onExhaustion", "backoffStrategy", "nonRetryableErrors"].forEach((name, i) => {
   accessor(RetryPolicy, name, function () {
-    return policyValue(handleOf(this), 6 + i);
+    const h = livePolicy(this);
+    let info = infos.get(this);
+    if (info === undefined) {
+      info = callJSON(POLICY_GET, h, [6], []);
+      infos.set(this, info);
+    }
+    return i === 3 ? info[3].slice() : info[i];
   });
 });
-Object.defineProperty(proto, "toString", {
-  value: function toString() {
-    return policyValue(handleOf(this), 10);
-  },
-  writable: true,
-  configurable: true,
+method(RetryPolicy, "toString", function toString() {
+  return call(POLICY_GET, handleOf(this), [10], []);
 });
-getters(RetryState, "__num", ["attempt", "historyLimit", ["nextRetryAt", orNull]]);
-getters(Reservation, "__num", ["attempt", "visibilityTimeoutMs", "deadline"]);
 
-// schedule(): the rows come from Rust as numbers, 8 per row (see
-// `schedule_numbers` in bindings-wasm/src/lib.rs; delayMs -1: none).
-Object.defineProperty(proto, "schedule", {
-  value: function schedule(count, jitter) {
-    const f = policyCall(2, handleOf(this), count, jitter);
-    const rows = new Array(f.length >>> 3);
-    for (let i = 0, k = 0; k < f.length; i++, k += 8) {
-      rows[i] = {
-        retryNumber: f[k],
-        attempt: f[k + 1],
-        rawMs: f[k + 2],
-        cappedMs: f[k + 3],
-        minMs: f[k + 4],
-        maxMs: f[k + 5],
-        delayMs: f[k + 6] < 0 ? null : f[k + 6],
-        cumulativeMs: f[k + 7],
-      };
+// schedule(): the rows come from Rust as numbers, 8 per row (delayMs -1:
+// none), made into objects here.
+method(RetryPolicy, "schedule", function schedule(count, jitter_) {
+  const h = livePolicy(this);
+  const nums = [uint(count, "count")];
+  const texts = [];
+  const j = jitter(jitter_);
+  pushJitter(j ?? [3], nums, texts);
+  const r = send(SCHEDULE, h, nums, texts);
+  const at = ioAt(0);
+  if (r < 0) throw errorFrom(JSON.parse(utf8(bytes(), at, -r - 1)));
+  // The numbers start at the first multiple of 8 from `at` (see `__run`).
+  const f = new Float64Array(memory().buffer, at + ((8 - (at % 8)) % 8), r / 8);
+  const rows = new Array(f.length >>> 3);
+  for (let i = 0, k = 0; k < f.length; i++, k += 8) {
+    rows[i] = {
+      retryNumber: f[k],
+      attempt: f[k + 1],
+      rawMs: f[k + 2],
+      cappedMs: f[k + 3],
+      minMs: f[k + 4],
+      maxMs: f[k + 5],
+      delayMs: f[k + 6] < 0 ? null : f[k + 6],
+      cumulativeMs: f[k + 7],
+    };
+  }
+  return rows;
+});
+
+/** A failure `{attempt, type?, code?, timedOut?}`: numbers 0, 1 and 7 of DECIDE, and texts. */
+function failure(v, nums, texts) {
+  const o = options(v, "failure", ["attempt", "type", "code", "timedOut"]);
+  if (o === null) throw argError("failure", "expected a failure object {attempt, type?, code?, timedOut?}");
+  const attempt = uint(o.attempt, "attempt");
+  let flags = 0;
+  if (given(o.type)) {
+    texts.push(string(o.type, "type"));
+    flags |= 1;
+  }
+  if (given(o.code)) {
+    texts.push(handlerCode(o.code));
+    flags |= 2;
+  }
+  const timedOut = given(o.timedOut) ? boolean(o.timedOut, "timed_out") : false;
+  nums.push(attempt, timedOut ? 1 : 0);
+  return flags;
+}
+
+method(RetryPolicy, "decide", function decide(failure_, options_) {
+  const h = livePolicy(this);
+  const nums = [];
+  const texts = [];
+  const flags = failure(failure_, nums, texts);
+  decideOptions(options_, nums, texts);
+  while (nums.length < 7) nums.push(0);
+  nums[7] = flags;
+  return callDecision(DECIDE, h, nums, texts);
+});
+
+if (Symbol.dispose) proto[Symbol.dispose] = proto.free;
+
+// --- RetryState and Reservation ------------------------------------------------
+
+// The handle of a RetryState / Reservation, or the typed `this` error
+// (set by each class's static block).
+let stateHandle;
+let reservationHandle;
+
+/** Per-job retry state (§10): a handle into the module's registry. */
+class RetryState {
+  #h;
+
+  /** A fresh job at attempt 1. */
+  constructor(options) {
+    let h = adopted;
+    if (h >= 0) adopted = -1;
+    else h = callNumber(STATE_NEW, 0, [historyLimit(options)], []);
+    this.#h = h;
+    collectedObjects?.register(this, h);
+  }
+
+  /** Reads a §10 state document (object or JSON text). */
+  static fromJSON(state, options) {
+    const limit = historyLimit(options);
+    let text;
+    if (typeof state === "string") {
+      if (!isWellFormed(state)) throw fault(STATE, "", LONE_SURROGATE);
+      text = state;
+    } else text = jsonText(state, "", STATE);
+    adopted = callNumber(STATE_FROM, 0, [limit], [text]);
+    return new RetryState();
+  }
+
+  static {
+    stateHandle = (s) => {
+      try {
+        return s.#h;
+      } catch {
+        throw argError("this", `expected a RetryState, found ${describeHandle(s)}`);
+      }
+    };
+  }
+
+  /** Records a handler failure and returns the decision. */
+  recordFailure(policy, error, opts) {
+    const h = stateHandle(this);
+    const p = livePolicy(policy);
+    const o = options(error, "error", ["type", "message", "code", "details"]);
+    if (o === null) throw argError("error", "expected an error object {type, message, code?, details?}");
+    const texts = [string(o.type, "type"), string(o.message, "message")];
+    let flags = 0;
+    if (given(o.code)) {
+      texts.push(handlerCode(o.code));
+      flags |= 1;
     }
-    return rows;
-  },
-  writable: true,
-  configurable: true,
+    if (o.details !== undefined) {
+      texts.push(jsonText(o.details, "details", ARGUMENT));
+      flags |= 2;
+    }
+    const nums = [p];
+    decideOptions(opts, nums, texts);
+    while (nums.length < 6) nums.push(0);
+    nums[6] = flags;
+    return callDecision(RECORD_FAILURE, h, nums, texts);
+  }
+
+  /** Records an expired reservation and returns the decision. */
+  recordTimeout(policy, options) {
+    const h = stateHandle(this);
+    const nums = [livePolicy(policy)];
+    const texts = [];
+    decideOptions(options, nums, texts);
+    return callDecision(RECORD_TIMEOUT, h, nums, texts);
+  }
+
+  /** The §10 state document as compact JSON text. */
+  toString() {
+    return call(STATE_GET, stateHandle(this), [4], []);
+  }
+
+  /** Frees the state now; any later use is an error. */
+  free() {
+    releaseHandle(stateHandle(this), !hasFinalizers, 1);
+  }
+}
+
+// The numbers from `__objNum` (-2: no such object, and `__run` reports
+// why; -1: none), the terminal action from `__run`.
+["attempt", "historyLimit", "nextRetryAt"].forEach((name, k) => {
+  accessor(RetryState, name, function () {
+    const h = stateHandle(this);
+    const x = objectNum(h, k);
+    if (x === -2) return callJSON(STATE_GET, h, [k], []);
+    return x === -1 ? null : x;
+  });
+});
+// The terminal action: its number from `__objNum`, its name from `__run`
+// the first time that number is seen.
+const actionNames = [];
+accessor(RetryState, "terminal", function () {
+  const h = stateHandle(this);
+  const x = objectNum(h, 6);
+  if (x === -1) return null;
+  if (x < 0 || actionNames[x] === undefined) {
+    const name = callJSON(STATE_GET, h, [3], []);
+    if (x >= 0) actionNames[x] = name;
+    return name;
+  }
+  return actionNames[x];
 });
 
-Object.defineProperty(proto, "decide", {
-  value: function decide(failure, options) {
-    return policyCall(3, handleOf(this), failure, options);
-  },
-  writable: true,
-  configurable: true,
+/** A visibility-timeout reservation (§9.2, §9.3): a handle into the module's registry. */
+class Reservation {
+  #h;
+
+  /** Reserves `attempt` until `now + visibilityTimeoutMs`. */
+  constructor(attempt, visibilityTimeoutMs, now_) {
+    const a = uint(attempt, "attempt");
+    const t = uint(visibilityTimeoutMs, "visibility_timeout_ms");
+    const h = callNumber(RESERVATION_NEW, 0, [a, t, now(now_)], []);
+    this.#h = h;
+    collectedObjects?.register(this, h);
+  }
+
+  static {
+    reservationHandle = (r) => {
+      try {
+        return r.#h;
+      } catch {
+        throw argError("this", `expected a Reservation, found ${describeHandle(r)}`);
+      }
+    };
+  }
+
+  /** Extends the deadline, unless already expired. */
+  heartbeat(now_) {
+    const h = reservationHandle(this);
+    return callJSON(HEARTBEAT, h, [now(now_)], []);
+  }
+
+  /** Whether `now` has reached the deadline. */
+  isExpired(now_) {
+    const h = reservationHandle(this);
+    return callNumber(IS_EXPIRED, h, [now(now_)], []) !== 0;
+  }
+
+  /** The failure to pass to `decide()` once expired, else null. */
+  expiry(now_) {
+    const h = reservationHandle(this);
+    return callJSON(EXPIRY, h, [now(now_)], []);
+  }
+
+  /** Frees the reservation now; any later use is an error. */
+  free() {
+    releaseHandle(reservationHandle(this), !hasFinalizers, 1);
+  }
+}
+["attempt", "visibilityTimeoutMs", "deadline"].forEach((name, k) => {
+  accessor(Reservation, name, function () {
+    const h = reservationHandle(this);
+    const x = objectNum(h, 3 + k);
+    return x < 0 ? callJSON(RESERVATION_GET, h, [k], []) : x;
+  });
 });
+
+for (const cls of [RetryState, Reservation]) {
+  if (Symbol.dispose) cls.prototype[Symbol.dispose] = cls.prototype.free;
+}
 
 // toJSON(): the canonical JSON text, parsed (no export of its own).
 for (const cls of [RetryPolicy, RetryState]) {
-  Object.defineProperty(cls.prototype, "toJSON", {
-    value: function toJSON() {
-      return JSON.parse(this.toString());
-    },
-    writable: true,
-    configurable: true,
+  method(cls, "toJSON", function toJSON() {
+    return JSON.parse(this.toString());
   });
 }
 
-const recordFailure = RetryState.prototype.recordFailure;
-const recordTimeout = RetryState.prototype.recordTimeout;
-Object.defineProperty(RetryState.prototype, "recordFailure", {
-  value: function recordFailure_(policy, error, options) {
-    return recordFailure.call(this, handleOf(policy), error, options);
-  },
-  writable: true,
-  configurable: true,
-});
-Object.defineProperty(RetryState.prototype, "recordTimeout", {
-  value: function recordTimeout_(policy, options) {
-    return recordTimeout.call(this, handleOf(policy), options);
-  },
-  writable: true,
-  configurable: true,
-});
+// --- module-level functions --------------------------------------------------
 
-// The module-level functions: one wasm export (`__call`) takes the
-// function's number, in this order (see `call` in bindings-wasm/src/lib.rs).
 function matches(errorType, patterns) {
-  return call(0, errorType, patterns);
+  return callNumber(MATCHES, 0, [], [string(errorType, "error_type"), ...strings(patterns, "patterns")]) !== 0;
 }
 function firstMatch(errorType, patterns) {
-  return call(1, errorType, patterns);
+  return callJSON(FIRST_MATCH, 0, [], [string(errorType, "error_type"), ...strings(patterns, "patterns")]);
 }
 function parseDuration(text) {
-  return call(2, text, undefined);
+  return callNumber(PARSE_DURATION, 0, [], [string(text, "duration")]);
 }
 function formatDuration(ms) {
-  return call(3, ms, undefined);
+  return callJSON(FORMAT_DURATION, 0, [uint(ms, "duration")], []);
 }
 function formatTimestamp(ms) {
-  return call(4, ms, undefined);
+  return callJSON(FORMAT_TIMESTAMP, 0, [uint(ms, "timestamp")], []);
 }
 function parseTimestamp(text) {
-  return call(5, text, undefined);
+  return callNumber(PARSE_TIMESTAMP, 0, [], [string(text, "timestamp")]);
 }
-function jitterSample(retryNumber, jitter) {
-  return call(6, retryNumber, jitter);
+function jitterSample(retryNumber, jitter_) {
+  const nums = [uint(retryNumber, "retry_number")];
+  const j = jitter(jitter_);
+  if (j === null) throw argError("jitter", "expected a jitter source {u}, {seed} or {key}");
+  const texts = [];
+  pushJitter(j, nums, texts);
+  return callNumber(JITTER_SAMPLE, 0, nums, texts);
 }
 
 export {

@@ -5,14 +5,29 @@
 //! Bun and Node. Published on npm as `ojs-retry-wasm`; the TypeScript
 //! surface is `ojs-retry.d.ts`, shared with the native `ojs-retry` package.
 //!
-//! This crate is thin: it checks and converts JS arguments, calls the core
-//! and turns every core error into a JS `Error` carrying `code`, `field` and
-//! `faults`. Omitted `now` means `Date.now()`; an omitted jitter source
-//! means OS entropy (`crypto.getRandomValues` through getrandom).
+//! This crate is thin, and every export takes and returns numbers only, so
+//! wasm-bindgen generates no shim around any of them: `api.js` checks the
+//! JS arguments and turns JS values into JSON text, writes text into a
+//! buffer in wasm memory ([`io`]) and numbers into the scratch buffer
+//! ([`scratch`]), and calls [`run`], which calls the core's text entry
+//! points and writes back JSON text: the result, or a core error as
+//! `[code, message, field, fault message, …]`, which `api.js` turns into a
+//! JS `Error` carrying `code`, `field` and `faults`. An omitted `now` is
+//! `Date.now()` and an omitted jitter source a sample from
+//! `crypto.getRandomValues`, both taken in `api.js`.
+
+// Without threads (the build that ships), no `std`: the module's
+// allocator is talc (below), panics abort (the profile is `panic =
+// "abort"`; none can come from the caller's input), and the statics live
+// in `lock::RwLock`. std's panic machinery and its locks cost ~2 KB.
+#![cfg_attr(
+    all(target_family = "wasm", not(target_feature = "atomics"), not(test)),
+    no_std
+)]
 
 extern crate alloc;
 
-mod convert;
+mod lock;
 #[cfg(any(test, all(not(target_feature = "atomics"), target_family = "wasm")))]
 mod recycle;
 mod registry;
@@ -30,106 +45,23 @@ static ALLOCATOR: recycle::Recycling<talc::wasm::WasmDynamicTalc> =
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use std::sync::RwLock;
+use core::fmt::Write as _;
+use lock::RwLock;
 
-use js_sys::{Array, Object};
-use ojs_retry::{Action, Decision, Failure, Heartbeat, JobError, Reason, Reservation, RetryState};
+use ojs_retry::{
+    Decision, Error, Failure, HandlerCode, Heartbeat, JitterSource, JobError, Reservation,
+    RetryPolicy, RetryState,
+};
+use registry::{Miss, OBJECTS, Obj};
 use wasm_bindgen::prelude::*;
 
-use convert::{
-    Document, JsResult, arg_error, boolean, core, given, jitter, jitter_or_entropy, json_value,
-    layer, now, opt_uint, options, policy_from_layers, prop, set, string, strings, uint,
-};
-
-/// `Decision` as the JS API shows it (camelCase keys in this order, `null`
-/// when absent), through JSON text written here and `JSON.parse`: serde's
-/// serialiser (into JS values, or into JSON through `io::Write`) costs
-/// several times more at opt-level "z" for these nine fields.
-fn decision_js(d: &Decision) -> JsResult<JsValue> {
-    use core::fmt::Write as _;
-    // Names of the core's enums are plain identifiers: no escaping needed.
-    fn name(out: &mut String, s: Option<&str>) {
-        match s {
-            Some(s) => {
-                out.push('"');
-                out.push_str(s);
-                out.push('"');
-            }
-            None => out.push_str("null"),
-        }
-    }
-    fn number(out: &mut String, n: Option<u64>) {
-        match n {
-            Some(n) => {
-                let _ = write!(out, "{n}");
-            }
-            None => out.push_str("null"),
-        }
-    }
-    let mut out = String::with_capacity(256);
-    out.push_str("{\"action\":");
-    name(&mut out, Some(d.action.as_str()));
-    out.push_str(",\"reason\":");
-    name(&mut out, Some(d.reason.as_str()));
-    out.push_str(",\"handlerCode\":");
-    name(&mut out, d.handler_code.map(ojs_retry::HandlerCode::as_str));
-    out.push_str(",\"matchedPattern\":");
-    match &d.reason {
-        // A pattern is the caller's text: escaped by serde_json.
-        Reason::NonRetryable { pattern } => {
-            out.push_str(&serde_json::to_string(pattern).map_err(|e| {
-                convert::js_error("internal.conversion", &e.to_string(), [("", "")])
-            })?)
-        }
-        _ => out.push_str("null"),
-    }
-    out.push_str(",\"attempt\":");
-    number(&mut out, Some(d.attempt));
-    out.push_str(if d.timed_out {
-        ",\"timedOut\":true"
-    } else {
-        ",\"timedOut\":false"
-    });
-    out.push_str(",\"retryNumber\":");
-    number(&mut out, d.retry_number);
-    out.push_str(",\"delayMs\":");
-    number(&mut out, d.delay_ms);
-    out.push_str(",\"nextRetryAt\":");
-    number(&mut out, d.next_retry_at);
-    out.push('}');
-    js_sys::JSON::parse(&out)
-}
-
-/// A failure passed to `decide()`: `{attempt, type?, code?, timedOut?}`.
-fn failure(v: &JsValue) -> JsResult<Failure> {
-    let Some(obj) = options(v, "failure", &["attempt", "type", "code", "timedOut"])? else {
-        return Err(arg_error(
-            "failure",
-            "expected a failure object {attempt, type?, code?, timedOut?}",
-        ));
-    };
-    let mut f = Failure::new(uint(&prop(&obj, "attempt"), "attempt")?);
-    if let Some(t) = given(&prop(&obj, "type")) {
-        f.error_type = Some(string(t, "type")?);
-    }
-    if let Some(c) = given(&prop(&obj, "code")) {
-        f.code = Some(core(ojs_retry::HandlerCode::parse(&string(c, "code")?))?);
-    }
-    if let Some(t) = given(&prop(&obj, "timedOut")) {
-        f.timed_out = boolean(t, "timed_out")?;
-    }
-    Ok(f)
-}
-
-/// `{now?, jitter?}` with the defaults applied.
-fn decide_options(v: &JsValue) -> JsResult<(u64, convert::Jitter)> {
-    match options(v, "options", &["now", "jitter"])? {
-        None => Ok((now(&JsValue::UNDEFINED)?, convert::Jitter::Entropy)),
-        Some(o) => Ok((
-            now(&prop(&o, "now"))?,
-            jitter_or_entropy(&prop(&o, "jitter"))?,
-        )),
-    }
+/// A panic aborts the instance (as `panic = "abort"` does with std): the
+/// engine and this crate never panic on input, so one is a bug, and the
+/// trap it becomes is what wasm-bindgen reports.
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics"), not(test)))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    core::arch::wasm32::unreachable()
 }
 
 #[allow(clippy::cast_precision_loss)] // engine values stay below 2^53
@@ -137,73 +69,176 @@ fn num(n: u64) -> f64 {
     n as f64
 }
 
-/// A new policy from `layers`, registered: its handle.
-fn made(policy: ojs_retry::RetryPolicy) -> JsResult<f64> {
-    registry::register(Arc::new(policy)).ok_or_else(|| {
-        convert::js_error(
-            "internal.registry",
-            "the policy registry is busy",
-            [("", "")],
-        )
-    })
+/// `s` as a JSON string literal appended to `out`.
+fn json_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if u32::from(c) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// `Some(s)` as a JSON string, `None` as `null`.
+fn json_opt(out: &mut String, s: Option<&str>) {
+    match s {
+        Some(s) => json_str(out, s),
+        None => out.push_str("null"),
+    }
+}
+
+/// `Some(n)` as a JSON number, `None` as `null`.
+fn json_num(out: &mut String, n: Option<u64>) {
+    match n {
+        Some(n) => {
+            let _ = write!(out, "{n}");
+        }
+        None => out.push_str("null"),
+    }
+}
+
+/// A decision for `api.js`, which builds the object (faster than
+/// `JSON.parse` of its JSON): its numbers into [`ARGS`] (`attempt`,
+/// `timedOut` 0 or 1, `retryNumber`, `delayMs`, `nextRetryAt` (`-1` for
+/// none), and 1 when there is a matched pattern), and as text `action`,
+/// `reason` and `handlerCode` (empty for none), each followed by a line
+/// feed, then the matched pattern (the caller's text, last: it may hold
+/// anything).
+fn decision_text(d: &Decision) -> String {
+    let pattern = match &d.reason {
+        ojs_retry::Reason::NonRetryable { pattern } => Some(pattern.as_str()),
+        _ => None,
+    };
+    if let Ok(mut a) = ARGS.try_write() {
+        let nums = [
+            num(d.attempt),
+            f64::from(u8::from(d.timed_out)),
+            d.retry_number.map_or(-1.0, num),
+            d.delay_ms.map_or(-1.0, num),
+            d.next_retry_at.map_or(-1.0, num),
+            f64::from(u8::from(pattern.is_some())),
+        ];
+        for (slot, x) in a.iter_mut().zip(nums) {
+            *slot = x;
+        }
+    }
+    let mut out = String::with_capacity(64);
+    for s in [
+        d.action.as_str(),
+        d.reason.as_str(),
+        d.handler_code.map_or("", HandlerCode::as_str),
+    ] {
+        out.push_str(s);
+        out.push('\n');
+    }
+    out.push_str(pattern.unwrap_or_default());
+    out
+}
+
+/// A core error as `api.js` reads it: `[code, message, field, fault
+/// message, field, fault message, …]`.
+fn error_json(e: &Error) -> String {
+    let mut out = String::from("[");
+    json_str(&mut out, e.code().as_str());
+    out.push(',');
+    json_str(&mut out, &alloc::string::ToString::to_string(e));
+    for f in e.iter_faults() {
+        out.push(',');
+        json_str(&mut out, &f.field);
+        out.push(',');
+        json_str(&mut out, &f.message);
+    }
+    out.push(']');
+    out
+}
+
+/// A `validation.invalid_argument` error for one field.
+fn arg_error(field: &str, message: &str) -> Error {
+    ojs_retry::args::Document::Argument.fault(field, message)
+}
+
+/// The error for a handle naming no live object of class `what`, with
+/// `field` (`policy`; `this` for a `RetryState` or a `Reservation`);
+/// `noun` names the handle in the message.
+fn miss_error(miss: &Miss, field: &str, what: &str, noun: &str) -> Error {
+    arg_error(
+        field,
+        &match miss {
+            Miss::Freed => alloc::format!("expected a live {what}, found one already freed"),
+            Miss::Unknown => {
+                alloc::format!("expected a live {what}, found a released or unknown {noun} handle")
+            }
+        },
+    )
 }
 
 /// The policy behind `handle`, or the typed `policy` error: a freed
 /// policy, or a handle that names none (stale, forged).
-fn policy(handle: f64) -> JsResult<Arc<ojs_retry::RetryPolicy>> {
-    registry::get(handle).map_err(|miss| {
-        arg_error(
-            "policy",
-            match miss {
-                registry::Miss::Freed => "expected a live RetryPolicy, found one already freed",
-                registry::Miss::Unknown => {
-                    "expected a live RetryPolicy, found a released or unknown policy handle"
-                }
-            },
-        )
-    })
+fn policy(handle: f64) -> Result<Arc<RetryPolicy>, Error> {
+    registry::get(handle).map_err(|m| miss_error(&m, "policy", "RetryPolicy", "policy"))
 }
 
-/// The policy factories, through one export: `op` 0 `new RetryPolicy(a)`
-/// (omitted: the defaults; `null` is a document, and not an object), 1
-/// `merge(...a)` (the JS class passes the layers as one array), 2
-/// `preset(a, b)`. Returns the new policy's handle; `api.js`'s
-/// `RetryPolicy` class holds it. Hidden from the public types.
-#[wasm_bindgen(js_name = __make)]
-pub fn make(op: u32, a: JsValue, b: JsValue) -> JsResult<f64> {
-    match op {
-        // No layer: the defaults, built directly (the same policy as no
-        // layer merged, without the merge).
-        0 if a.is_undefined() => made(ojs_retry::RetryPolicy::default()),
-        0 => made(policy_from_layers(alloc::vec![layer(&a)?])?),
-        1 => {
-            if !Array::is_array(&a) {
-                return Err(arg_error("layers", "expected an array of policy layers"));
-            }
-            let arr: &Array = a.unchecked_ref();
-            let mut out = Vec::with_capacity(arr.length() as usize);
-            for l in arr.iter() {
-                out.push(layer(&l)?);
-            }
-            made(policy_from_layers(out)?)
-        }
-        _ => {
-            let system = string(&a, "system")?;
-            let config = match given(&b) {
-                Some(c) => convert::json_value(c, "preset", convert::Document::Policy)?,
-                None => serde_json::Value::Object(serde_json::Map::new()),
-            };
-            made(core(ojs_retry::RetryPolicy::preset_value(
-                &system, &config,
-            ))?)
-        }
+/// A new policy, registered: its handle.
+fn made(policy: RetryPolicy) -> Result<f64, Error> {
+    registry::register(Arc::new(policy)).ok_or_else(busy)
+}
+
+/// A new `RetryState` or `Reservation`, registered: its handle.
+fn made_obj(obj: Obj) -> Result<f64, Error> {
+    OBJECTS
+        .try_write()
+        .ok()
+        .and_then(|mut r| r.register(obj))
+        .ok_or_else(busy)
+}
+
+#[cold]
+fn busy() -> Error {
+    arg_error("", "the object registry is busy")
+}
+
+/// `f` of the `RetryState` or `Reservation` behind `handle`.
+fn with_obj<R>(
+    handle: f64,
+    what: &str,
+    f: impl FnOnce(&mut Obj) -> Option<Result<R, Error>>,
+) -> Result<R, Error> {
+    let mut r = OBJECTS.try_write().map_err(|_| busy())?;
+    let found = r.get_mut(handle).map(f);
+    match found {
+        Ok(Some(out)) => out,
+        // A handle of the other class: as unknown as a forged one.
+        Ok(None) => Err(miss_error(&Miss::Unknown, "this", what, "object")),
+        Err(m) => Err(miss_error(&m, "this", what, "object")),
     }
 }
 
+fn state<R>(handle: f64, f: impl FnOnce(&mut RetryState) -> Result<R, Error>) -> Result<R, Error> {
+    with_obj(handle, "RetryState", |o| match o {
+        Obj::State(s) => Some(f(s)),
+        Obj::Reservation(_) => None,
+    })
+}
+
+fn reservation<R>(
+    handle: f64,
+    f: impl FnOnce(&mut Reservation) -> Result<R, Error>,
+) -> Result<R, Error> {
+    with_obj(handle, "Reservation", |o| match o {
+        Obj::Reservation(r) => Some(f(r)),
+        Obj::State(_) => None,
+    })
+}
 /// The policy in the first `len` bytes of the text buffer (see
 /// [`scratch`]), which `api.js` fills with `TextEncoder.encodeInto`: its
 /// handle, or `-1` for anything but a valid document (`api.js` then takes
-/// `__make`, which reports the error). `api.js` sends ASCII text only, so
+/// `__run`, which reports the error). `api.js` sends ASCII text only, so
 /// no U+FFFD here stands for a lone surrogate (the full path tells them
 /// apart). Hidden from the public types.
 #[wasm_bindgen(js_name = __parse)]
@@ -226,18 +261,274 @@ pub fn parse(len: f64) -> f64 {
     }
 }
 
-/// The number-valued getters of the policy behind `handle`, `-1` for a
-/// handle that names none (`api.js` then asks [`policy_value`], which
-/// reports it): `k` 0 `maxAttempts`, 1 `initialIntervalMs`,
-/// 2 `backoffCoefficient`, 3 `maxIntervalMs`, 4 `jitter` (0 or 1),
-/// 5 `maxRetries` (`max(maxAttempts, 1) − 1`). None is negative. Hidden
-/// from the public types.
-#[wasm_bindgen(js_name = __policyNum)]
-pub fn policy_number(handle: f64, k: u32) -> f64 {
-    registry::with(handle, |p| number_of(p, k)).unwrap_or(-1.0)
+/// The text buffer of [`run`] (arguments in, results out), which may
+/// move when it grows: `api.js` asks [`io`] for its address before each
+/// read or write. A lock for the reason given in [`registry`]: a plain
+/// cell without threads.
+static IO: RwLock<Vec<u8>> = RwLock::new(Vec::new());
+
+/// The address of [`run`]'s text buffer, grown to at least `len` bytes
+/// first; `-1` if it cannot be had. Hidden from the public types.
+#[wasm_bindgen(js_name = __io)]
+pub fn io(len: f64) -> f64 {
+    let Some(len) = fast_uint(len).and_then(|n| usize::try_from(n).ok()) else {
+        return -1.0;
+    };
+    let Ok(mut b) = IO.try_write() else {
+        return -1.0;
+    };
+    if b.len() < len {
+        b.resize(len, 0);
+    }
+    // JS writes through this address: its provenance is exposed.
+    u32::try_from(b.as_mut_ptr().expose_provenance()).map_or(-1.0, f64::from)
 }
 
-fn number_of(p: &ojs_retry::RetryPolicy, k: u32) -> f64 {
+/// `new RetryPolicy()`: the defaults, registered (built directly, the
+/// same policy as no layer merged, without the merge or a text to read):
+/// its handle, or `-1` (`api.js` then takes [`run`], which reports why).
+/// Hidden from the public types.
+#[wasm_bindgen(js_name = __defaultPolicy)]
+pub fn default_policy() -> f64 {
+    registry::register(Arc::new(RetryPolicy::default())).unwrap_or(-1.0)
+}
+
+/// The arguments of one [`run`] call: up to [`ARG_NUMS`] numbers, which
+/// `api.js` writes into [`ARGS`], and strings, which it writes into the
+/// text buffer, each as a little-endian `u32` byte length and its UTF-8.
+struct Args<'a> {
+    nums: [f64; ARG_NUMS],
+    texts: Vec<&'a str>,
+}
+
+/// How many numbers a call takes.
+const ARG_NUMS: usize = 8;
+
+impl Args<'_> {
+    fn num(&self, i: usize) -> f64 {
+        self.nums.get(i).copied().unwrap_or(f64::NAN)
+    }
+
+    /// Number `i`, an integer argument called `field`.
+    fn uint(&self, i: usize, field: &str) -> Result<u64, Error> {
+        ojs_retry::args::uint_from_f64(field, self.num(i))
+    }
+
+    /// Number `i` as an optional bound: negative means none.
+    fn limit(&self, i: usize) -> Result<Option<usize>, Error> {
+        if self.num(i) < 0.0 {
+            return Ok(None);
+        }
+        let n = self.uint(i, "history_limit")?;
+        usize::try_from(n).map(Some).map_err(|_| {
+            arg_error(
+                "history_limit",
+                &alloc::format!("expected at most {} in wasm32, found {n}", usize::MAX),
+            )
+        })
+    }
+
+    fn text(&self, i: usize) -> Result<&str, Error> {
+        self.texts.get(i).copied().ok_or_else(malformed)
+    }
+
+    /// The jitter source in numbers `i..`: kind 0 `u` (`i + 1`), 1 a seed
+    /// (high and low 32 bits at `i + 1`, `i + 2`), 2 a key (the text
+    /// numbered `i + 1`), anything else none.
+    fn jitter(&self, i: usize) -> Result<Option<JitterSource<'_>>, Error> {
+        let at = i.saturating_add(1);
+        Ok(Some(match fast_uint(self.num(i)) {
+            Some(0) => JitterSource::Uniform(self.num(at)),
+            Some(1) => {
+                let hi = self.uint(at, "seed")?;
+                let lo = self.uint(at.saturating_add(1), "seed")?;
+                JitterSource::Seed(hi.checked_shl(32).unwrap_or(0) | lo)
+            }
+            Some(2) => {
+                let key = usize::try_from(self.uint(at, "key")?).map_err(|_| malformed())?;
+                JitterSource::Key(self.text(key)?)
+            }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// [`Args::jitter`] where one is required (`api.js` draws a sample
+    /// from the host's entropy when none is given).
+    fn source(&self, i: usize) -> Result<JitterSource<'_>, Error> {
+        self.jitter(i)?.ok_or_else(malformed)
+    }
+}
+
+#[cold]
+fn malformed() -> Error {
+    arg_error("", "malformed call from api.js")
+}
+
+/// The texts in `buf` (see [`Args`]).
+fn texts(buf: &[u8]) -> Option<Vec<&str>> {
+    let mut texts = Vec::new();
+    let mut rest = buf;
+    while let Some((head, tail)) = rest.split_first_chunk::<4>() {
+        let n = usize::try_from(u32::from_le_bytes(*head)).ok()?;
+        let (text, tail) = tail.split_at_checked(n)?;
+        texts.push(core::str::from_utf8(text).ok()?);
+        rest = tail;
+    }
+    rest.is_empty().then_some(texts)
+}
+
+/// What an operation answers: text, a number, numbers (a schedule's
+/// rows), or a decision (see [`run`]).
+enum Out {
+    Text(String),
+    Number(f64),
+    Numbers(Vec<f64>),
+    Decision(Decision),
+}
+
+/// Runs operation `op` (see [`call`]) on the numbers `api.js` wrote into
+/// [`ARGS`] and the texts in the first `len` bytes of the text buffer
+/// (see [`Args`]), and writes its result into the text buffer: JSON text
+/// (or plain text where [`call`] says so), a number (into the first slot
+/// of [`ARGS`], the text empty), numbers as little-endian
+/// `f64`s from the first address that is a multiple of 8 (so that a
+/// `Float64Array` can view them), or a decision (see [`decision_text`]). Returns the result's byte length `n`
+/// (without the padding), or `-n − 1` when the result is an error (see
+/// [`error_json`]). Hidden from the public types.
+#[wasm_bindgen(js_name = __run)]
+pub fn run(op: u32, handle: f64, len: f64) -> f64 {
+    let result = {
+        let mut nums = [f64::NAN; ARG_NUMS];
+        if let Ok(a) = ARGS.try_read() {
+            for (slot, x) in nums.iter_mut().zip(a.iter()) {
+                *slot = *x;
+            }
+        }
+        let Ok(buf) = IO.try_read() else {
+            return -1.0;
+        };
+        let input = fast_uint(len)
+            .and_then(|n| usize::try_from(n).ok())
+            .and_then(|n| buf.get(..n))
+            .and_then(texts);
+        match input {
+            Some(texts) => call(op, handle, &Args { nums, texts }),
+            None => Err(malformed()),
+        }
+    };
+    let Ok(mut b) = IO.try_write() else {
+        return -1.0;
+    };
+    b.clear();
+    let (ok, n) = match result {
+        Ok(Out::Text(t)) => {
+            b.extend_from_slice(t.as_bytes());
+            (true, t.len())
+        }
+        Ok(Out::Number(x)) => {
+            if let Ok(mut a) = ARGS.try_write() {
+                if let Some(slot) = a.first_mut() {
+                    *slot = x;
+                }
+            }
+            (true, 0)
+        }
+        Ok(Out::Numbers(xs)) => {
+            let n = xs.len().saturating_mul(8);
+            b.reserve(n.saturating_add(8));
+            // The buffer does not move after the reservation.
+            let pad = b.as_ptr().addr().wrapping_neg() % 8;
+            b.resize(pad, 0);
+            for x in xs {
+                b.extend_from_slice(&x.to_le_bytes());
+            }
+            (true, n)
+        }
+        Ok(Out::Decision(d)) => {
+            let t = decision_text(&d);
+            b.extend_from_slice(t.as_bytes());
+            (true, t.len())
+        }
+        Err(e) => {
+            let t = error_json(&e);
+            b.extend_from_slice(t.as_bytes());
+            (false, t.len())
+        }
+    };
+    let n = u64::try_from(n).map_or(f64::MAX, num);
+    if ok { n } else { -n - 1.0 }
+}
+
+/// `true` / `false`.
+fn json_bool(b: bool) -> String {
+    String::from(if b { "true" } else { "false" })
+}
+
+fn json_u64(n: u64) -> String {
+    let mut out = String::new();
+    json_num(&mut out, Some(n));
+    out
+}
+
+/// A §7.3 failure of `decide` from numbers `0..` (attempt, timed out,
+/// …) and the texts in order: the type when bit 1 of number 7 is set, the
+/// code when bit 2 is.
+fn failure(a: &Args<'_>) -> Result<Failure, Error> {
+    let mut f = Failure::new(a.uint(0, "attempt")?);
+    f.timed_out = a.num(1) != 0.0;
+    let flags = a.uint(7, "")?;
+    let mut next = 0;
+    if flags & 1 != 0 {
+        f.error_type = Some(String::from(a.text(next)?));
+        next = 1;
+    }
+    if flags & 2 != 0 {
+        f.code = Some(HandlerCode::parse(a.text(next)?)?);
+    }
+    Ok(f)
+}
+
+/// The job error of `recordFailure`: texts type, message, then the code
+/// (bit 1 of number 6) and the details as JSON text (bit 2).
+fn job_error(a: &Args<'_>) -> Result<JobError, Error> {
+    let mut e = JobError::new(a.text(0)?, a.text(1)?);
+    let flags = a.uint(6, "")?;
+    let mut next = 2;
+    if flags & 1 != 0 {
+        e.code = Some(HandlerCode::parse(a.text(next)?)?);
+        next = 3;
+    }
+    if flags & 2 != 0 {
+        set_details(&mut e, a.text(next)?)?;
+    }
+    Ok(e)
+}
+
+/// Sets a job error's `details` from JSON text (`api.js` wrote it from a JS
+/// value: always valid JSON), read by the core's own JSON reader as the
+/// details of the one history entry of a §10 state document: the core has
+/// no text entry point for a bare JSON value, and linking another reader
+/// (serde_json's `Value` deserializer) for this alone cost 3.2 KB of wasm.
+fn set_details(e: &mut JobError, text: &str) -> Result<(), Error> {
+    // The state reader drops a null `details`; a given null is kept (the
+    // default JSON value is null).
+    if text == "null" {
+        e.details = Some(Default::default());
+        return Ok(());
+    }
+    let doc = alloc::format!(
+        "{{\"attempt\":1,\"errors\":[{{\"attempt\":1,\"type\":\"\",\"message\":\"\",\"timestamp\":\"1970-01-01T00:00:00Z\",\"details\":{text}}}]}}"
+    );
+    let state = RetryState::from_json(&doc, ojs_retry::state::MIN_HISTORY)?;
+    e.details = state.errors().next().and_then(|r| r.details.clone());
+    if e.details.is_none() {
+        return Err(malformed());
+    }
+    Ok(())
+}
+
+/// The numbers of the policy getters (see [`policy_number`]).
+fn number_of(p: &RetryPolicy, k: u32) -> f64 {
     match k {
         0 => num(p.max_attempts()),
         1 => num(p.initial_interval_ms()),
@@ -248,102 +539,60 @@ fn number_of(p: &ojs_retry::RetryPolicy, k: u32) -> f64 {
     }
 }
 
-/// The other getters of the policy behind `handle`, and the numbers of
-/// [`policy_number`] with the typed error for a bad handle: `k` 0–5 as
-/// there, 6 `presetSystem` (`null` for a plain OJS policy),
-/// 7 `onExhaustion`, 8 `backoffStrategy` (the strategy's name),
-/// 9 `nonRetryableErrors`, 10 `toString()` (the canonical effective policy
-/// as compact JSON text; `toJSON()` is `JSON.parse` of it). Hidden from
-/// the public types.
-#[wasm_bindgen(js_name = __policyValue)]
-pub fn policy_value(handle: f64, k: u32) -> JsResult<JsValue> {
-    let p = policy(handle)?;
-    Ok(match k {
-        0..=5 => number_of(&p, k).into(),
-        6 => p.preset_system().map_or(JsValue::NULL, JsValue::from_str),
-        7 => JsValue::from_str(p.on_exhaustion().as_str()),
-        8 => JsValue::from_str(p.strategy().as_str()),
-        9 => p
-            .non_retryable_errors()
-            .iter()
-            .map(|s| JsValue::from_str(s))
-            .collect::<Array>()
-            .into(),
-        _ => JsValue::from_str(&p.to_json()),
-    })
-}
-
-/// The methods of the policy behind `handle` that take JS values, through
-/// one export: `op` 0 `delay(a, b)` (the full path: `api.js` tries the
-/// fast exports first), 1 `delays(a, b)`, 2 `schedule(a, b)` as numbers
-/// (see [`schedule_numbers`]), 3 `decide(a, b)`. Hidden from the public
-/// types.
-#[wasm_bindgen(js_name = __policyCall)]
-pub fn policy_call(op: u32, handle: f64, a: JsValue, b: JsValue) -> JsResult<JsValue> {
-    // An `Arc` of its own, not a borrow of the registry: reading `a` and
-    // `b` can run JS (getters) that frees or makes policies.
-    let p = policy(handle)?;
+/// The operations of [`run`], by number (`api.js`'s `OP`); `h` is the
+/// policy's or the object's handle, `n0`, `n1`, … the numbers and `t0`,
+/// `t1`, … the texts (a handle, a number or a boolean comes back as a
+/// number, see [`call_number`] and [`run`]):
+///
+/// | op | what | arguments | result |
+/// |---|---|---|---|
+/// | 0 | policy from layers | texts: the layers (none: the defaults) | handle |
+/// | 1 | preset | t0 system, t1 configuration | handle |
+/// | 2 | policy getter `n0` | `h` (6 `[presetSystem, onExhaustion, backoffStrategy, nonRetryableErrors]`, 10 `toString()`: plain text) | JSON |
+/// | 3 | `delay` | `h`, n0 retry number, jitter at n1 | number |
+/// | 4 | `schedule` | `h`, n0 count, jitter at n1 (none allowed) | 8 numbers per row (see [`run`]) |
+/// | 5 | `decide` | `h`, see [`failure`]; n2 now, jitter at n3 | decision (see [`decision_text`]) |
+/// | 6 | `new RetryState` | n0 history limit (negative: none) | handle |
+/// | 7 | `RetryState.fromJSON` | t0 document, n0 history limit | handle |
+/// | 8 | state getter `n0` | `h` (0 attempt, 1 historyLimit, 2 nextRetryAt, 3 terminal, 4 `toString()`: plain text) | JSON |
+/// | 9 | `recordFailure` | `h`, n0 policy, n1 now, jitter at n2, see [`job_error`] | decision |
+/// | 10 | `recordTimeout` | `h`, n0 policy, n1 now, jitter at n2 | decision |
+/// | 11 | `new Reservation` | n0 attempt, n1 timeout, n2 now | handle |
+/// | 12 | reservation getter `n0` | `h` (0 attempt, 1 visibilityTimeoutMs, 2 deadline) | number |
+/// | 13–15 | `heartbeat`, `isExpired`, `expiry` | `h`, n0 now | JSON |
+/// | 16, 17 | `matches`, `firstMatch` | t0 error type, then the patterns | JSON |
+/// | 18–21 | `parseDuration` (t0), `formatDuration` (n0), `formatTimestamp` (n0), `parseTimestamp` (t0) | | JSON |
+/// | 22 | `jitterSample` | n0 retry number, jitter at n1 | number |
+/// | 23 | the error of a bad integer | t0 field, n0 value | `null` when valid |
+/// | 24 | the error of a bad handler code | t0 code | `null` when valid |
+/// | 25 | Rust's debug form of t0 (for messages) | | plain text |
+fn call(op: u32, h: f64, a: &Args<'_>) -> Result<Out, Error> {
     match op {
-        0 => delay_full(&p, &a, &b).map(JsValue::from_f64),
-        1 => delays_full(&p, &a, &b).map(Into::into),
-        2 => schedule_numbers(&p, &a, &b)
-            .map(|rows| js_sys::Float64Array::from(rows.as_slice()).into()),
-        _ => {
-            let f = self::failure(&a)?;
-            let (now, j) = decide_options(&b)?;
-            decision_js(&core(p.decide(&f, now, j.source()))?)
+        4 => {}
+        5 => {
+            let p = policy(h)?;
+            let f = failure(a)?;
+            let d = p.decide(&f, a.uint(2, "now")?, a.source(3)?)?;
+            return Ok(Out::Decision(d));
         }
+        9 | 10 => {
+            let p = policy(a.num(0))?;
+            let now = a.uint(1, "now")?;
+            let src = a.source(2)?;
+            let e = if op == 9 { Some(job_error(a)?) } else { None };
+            return state(h, |s| match &e {
+                Some(e) => s.record_failure(&p, e, now, src),
+                None => s.record_timeout(&p, now, src),
+            })
+            .map(Out::Decision);
+        }
+        0 | 1 | 3 | 6 | 7 | 11 | 14 | 16 | 18 | 21 | 22 => {
+            return call_number(op, h, a).map(Out::Number);
+        }
+        _ => return call_text(op, h, a).map(Out::Text),
     }
-}
-
-/// Frees the policy behind `handle` now (`free()`, `Symbol.dispose`), or,
-/// `collected` (the class's `FinalizationRegistry`), gives its slot back.
-/// A handle that names no policy is ignored. Hidden from the public types.
-#[wasm_bindgen(js_name = __release)]
-pub fn release(handle: f64, collected: bool) {
-    if collected {
-        registry::release(handle);
-    } else {
-        registry::free(handle);
-    }
-}
-
-/// How many registry slots are taken (live policies, and freed ones whose
-/// object is not collected yet): for the tests that check that collected
-/// policies give their slots back. Hidden from the public types.
-#[wasm_bindgen(js_name = __livePolicies)]
-pub fn live_policies() -> f64 {
-    registry::taken().map_or(-1.0, num)
-}
-
-/// The delay in ms before retry `retry_number`; `jitter` may be a plain
-/// number `u` (the same as `{ u }`).
-fn delay_full(
-    p: &ojs_retry::RetryPolicy,
-    retry_number: &JsValue,
-    jitter: &JsValue,
-) -> JsResult<f64> {
-    let n = uint(retry_number, "retry_number")?;
-    let d = match jitter.as_f64() {
-        Some(u) => p.delay(n, ojs_retry::JitterSource::Uniform(u)),
-        None => p.delay(n, jitter_or_entropy(jitter)?.source()),
-    };
-    core(d).map(num)
-}
-
-/// Retries `1..=count`, as numbers: 8 per row (`retryNumber`,
-/// `attempt`, `rawMs`, `cappedMs`, `minMs`, `maxMs`, `delayMs` (`-1`
-/// without a jitter source), `cumulativeMs`), one copy into a
-/// `Float64Array`; `api.js`'s `schedule` makes the row objects (in JS,
-/// several times faster than building them from Rust, or than JSON).
-fn schedule_numbers(
-    p: &ojs_retry::RetryPolicy,
-    count: &JsValue,
-    jitter: &JsValue,
-) -> JsResult<Vec<f64>> {
-    let count = uint(count, "count")?;
-    let j = convert::jitter(jitter)?;
-    let rows = core(p.schedule(count, j.as_ref().map(convert::Jitter::source)))?;
+    let p = policy(h)?;
+    let rows = p.schedule(a.uint(0, "count")?, a.jitter(1)?)?;
     let mut out = Vec::with_capacity(rows.len().saturating_mul(8));
     for r in &rows {
         out.extend([
@@ -357,57 +606,225 @@ fn schedule_numbers(
             num(r.cumulative_ms),
         ]);
     }
+    Ok(Out::Numbers(out))
+}
+
+/// [`call`] for the operations that answer a number: a new object's
+/// handle, a delay, a boolean (0 or 1), a parsed duration or timestamp, a
+/// jitter sample.
+fn call_number(op: u32, h: f64, a: &Args<'_>) -> Result<f64, Error> {
+    let flag = |b: bool| f64::from(u8::from(b));
+    Ok(match op {
+        0 if a.texts.is_empty() => made(RetryPolicy::default())?,
+        0 => made(RetryPolicy::from_json_layers(&a.texts)?)?,
+        1 => made(RetryPolicy::preset(a.text(0)?, a.text(1)?)?)?,
+        3 => num(policy(h)?.delay(a.uint(0, "retry_number")?, a.source(1)?)?),
+        6 => {
+            let mut s = RetryState::new();
+            if let Some(n) = a.limit(0)? {
+                s = s.with_history_limit(n)?;
+            }
+            made_obj(Obj::State(s))?
+        }
+        7 => {
+            let limit = a.limit(0)?.unwrap_or(ojs_retry::state::MIN_HISTORY);
+            made_obj(Obj::State(RetryState::from_json(a.text(0)?, limit)?))?
+        }
+        11 => made_obj(Obj::Reservation(Reservation::new(
+            a.uint(0, "attempt")?,
+            a.uint(2, "now")?,
+            a.uint(1, "visibility_timeout_ms")?,
+        )?))?,
+        14 => {
+            let now = a.uint(0, "now")?;
+            flag(reservation(h, |r| r.is_expired(now))?)
+        }
+        16 => flag(ojs_retry::matches(
+            a.text(0)?,
+            a.texts.get(1..).unwrap_or_default(),
+        )),
+        18 => num(ojs_retry::parse_duration(a.text(0)?)?),
+        21 => num(ojs_retry::parse_timestamp(a.text(0)?)?),
+        22 => {
+            let n = a.uint(0, "retry_number")?;
+            num(a.source(1)?.sample(n)?.bits())
+        }
+        _ => return Err(malformed()),
+    })
+}
+
+/// [`call`] for every operation but the schedule.
+fn call_text(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
+    let k = || u32::try_from(a.uint(0, "")?).map_err(|_| malformed());
+    let mut out = String::new();
+    match op {
+        2 => {
+            let p = policy(h)?;
+            match k()? {
+                6 => {
+                    out.push('[');
+                    json_opt(&mut out, p.preset_system());
+                    out.push(',');
+                    json_str(&mut out, p.on_exhaustion().as_str());
+                    out.push(',');
+                    json_str(&mut out, p.strategy().as_str());
+                    out.push_str(",[");
+                    for (i, s) in p.non_retryable_errors().iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        json_str(&mut out, s);
+                    }
+                    out.push_str("]]");
+                }
+                10 => return Ok(p.to_json()),
+                // The numbers come from `__policyNum`; this only reports a
+                // bad handle.
+                _ => out.push_str("null"),
+            }
+        }
+        8 => {
+            let k = k()?;
+            return state(h, |s| {
+                Ok(match k {
+                    0 => json_u64(s.attempt()),
+                    1 => json_u64(u64::try_from(s.history_limit()).unwrap_or(u64::MAX)),
+                    2 => {
+                        json_num(&mut out, s.next_retry_at());
+                        out
+                    }
+                    3 => {
+                        json_opt(&mut out, s.terminal().map(ojs_retry::Action::as_str));
+                        out
+                    }
+                    _ => s.to_json(),
+                })
+            });
+        }
+        12 => {
+            let k = k()?;
+            return reservation(h, |r| {
+                Ok(json_u64(match k {
+                    0 => r.attempt(),
+                    1 => r.visibility_timeout_ms(),
+                    _ => r.deadline(),
+                }))
+            });
+        }
+        13 | 15 => {
+            let now = a.uint(0, "now")?;
+            return reservation(h, |r| {
+                Ok(match op {
+                    13 => match r.heartbeat(now)? {
+                        Heartbeat::Extended { deadline } => {
+                            alloc::format!("{{\"extended\":true,\"deadline\":{deadline}}}")
+                        }
+                        Heartbeat::Expired => String::from("{\"extended\":false}"),
+                    },
+                    _ => match r.expiry(now)? {
+                        None => String::from("null"),
+                        Some(f) => alloc::format!(
+                            "{{\"attempt\":{},\"timedOut\":{}}}",
+                            f.attempt,
+                            json_bool(f.timed_out)
+                        ),
+                    },
+                })
+            });
+        }
+        17 => json_opt(
+            &mut out,
+            ojs_retry::first_match(a.text(0)?, a.texts.get(1..).unwrap_or_default()),
+        ),
+        19 => json_str(
+            &mut out,
+            &ojs_retry::format_duration(a.uint(0, "duration")?)?,
+        ),
+        20 => json_str(
+            &mut out,
+            &ojs_retry::format_timestamp(a.uint(0, "timestamp")?)?,
+        ),
+        23 => {
+            ojs_retry::args::uint_from_f64(a.text(0)?, a.num(0))?;
+            out.push_str("null");
+        }
+        24 => {
+            HandlerCode::parse(a.text(0)?)?;
+            out.push_str("null");
+        }
+        25 => {
+            let _ = write!(out, "{:?}", a.text(0)?);
+        }
+        _ => return Err(malformed()),
+    }
     Ok(out)
 }
 
-/// The delays for many retry numbers in one call (one boundary
-/// crossing): an array, `Uint32Array` or `Float64Array` of retry numbers.
-fn delays_full(
-    p: &ojs_retry::RetryPolicy,
-    retry_numbers: &JsValue,
-    jitter: &JsValue,
-) -> JsResult<Array> {
-    let listy = Array::is_array(retry_numbers)
-        || retry_numbers.is_instance_of::<js_sys::Uint32Array>()
-        || retry_numbers.is_instance_of::<js_sys::Float64Array>();
-    if !listy {
-        return Err(convert::arg_error(
-            "retry_numbers",
-            &alloc::format!(
-                "expected an array, Uint32Array or Float64Array of retry numbers, found {}",
-                convert::describe(retry_numbers)
-            ),
-        ));
+/// The number-valued getters of the policy behind `handle`, `-1` for a
+/// handle that names none (`api.js` then asks [`run`], which reports
+/// it): `k` 0 `maxAttempts`, 1 `initialIntervalMs`, 2 `backoffCoefficient`,
+/// 3 `maxIntervalMs`, 4 `jitter` (0 or 1), 5 `maxRetries`
+/// (`max(maxAttempts, 1) − 1`). None is negative. Hidden from the public
+/// types.
+#[wasm_bindgen(js_name = __policyNum)]
+pub fn policy_number(handle: f64, k: u32) -> f64 {
+    registry::with(handle, |p| number_of(p, k)).unwrap_or(-1.0)
+}
+
+/// The number-valued getters of the `RetryState` or `Reservation` behind
+/// `handle`: `k` 0 `attempt`, 1 `historyLimit`, 2 `nextRetryAt` (`-1`
+/// when not retrying), 6 `terminal` (the action's number in its enum,
+/// `-1` for none) of a state; 3 `attempt`, 4 `visibilityTimeoutMs`,
+/// 5 `deadline` of a reservation. `-2` for a handle that names no object
+/// of that class (`api.js` then asks [`run`], which reports why). Hidden
+/// from the public types.
+#[wasm_bindgen(js_name = __objNum)]
+pub fn object_number(handle: f64, k: u32) -> f64 {
+    let Ok(mut r) = OBJECTS.try_write() else {
+        return -2.0;
+    };
+    match (r.get_mut(handle), k) {
+        (Ok(Obj::State(s)), 0) => num(s.attempt()),
+        (Ok(Obj::State(s)), 1) => u64::try_from(s.history_limit()).map_or(-2.0, num),
+        (Ok(Obj::State(s)), 2) => s.next_retry_at().map_or(-1.0, num),
+        // The action's number in its enum, which `api.js` maps to its name
+        // (asked once through `run`).
+        (Ok(Obj::State(s)), 6) => s.terminal().map_or(-1.0, |a| f64::from(a as u8)),
+        (Ok(Obj::Reservation(r)), 3) => num(r.attempt()),
+        (Ok(Obj::Reservation(r)), 4) => num(r.visibility_timeout_ms()),
+        (Ok(Obj::Reservation(r)), 5) => num(r.deadline()),
+        _ => -2.0,
     }
-    let j = jitter_or_entropy(jitter)?;
-    let items = Array::from(retry_numbers);
-    let out = Array::new_with_length(items.length());
-    // The entry's name is formatted only for an error.
-    let field = |i: usize| alloc::format!("retry_numbers[{i}]");
-    let src = j.source();
-    for (i, v) in items.iter().enumerate() {
-        let n = match v
-            .as_f64()
-            .and_then(|x| ojs_retry::args::uint_from_f64("", x).ok())
-        {
-            Some(n) => n,
-            // Not a valid number: this reports why.
-            None => uint(&v, &field(i))?,
-        };
-        let d = match p.delay(n, src) {
-            Ok(d) => d,
-            // The entry, not the parameter name, is what the caller must fix.
-            Err(e) if e.field() == "retry_number" => {
-                return Err(convert::arg_error(&field(i), e.message()));
-            }
-            Err(e) => return Err(convert::core_error(&e)),
-        };
-        out.set(
-            u32::try_from(i).unwrap_or(u32::MAX),
-            JsValue::from_f64(num(d)),
-        );
+}
+
+/// Frees the object behind `handle` now (`free()`, `Symbol.dispose`), or,
+/// `collected` (the class's `FinalizationRegistry`), gives its slot back:
+/// a policy (`kind` 0) or a `RetryState` / `Reservation` (1). A handle
+/// that names nothing is ignored. Hidden from the public types.
+#[wasm_bindgen(js_name = __release)]
+pub fn release(handle: f64, collected: bool, kind: u32) {
+    if kind == 0 {
+        if collected {
+            registry::release(handle);
+        } else {
+            registry::free(handle);
+        }
+    } else if let Ok(mut r) = OBJECTS.try_write() {
+        if collected {
+            r.release(handle);
+        } else {
+            r.free(handle);
+        }
     }
-    Ok(out)
+}
+
+/// How many registry slots are taken (live policies and objects, and
+/// freed ones whose object is not collected yet): for the tests that check
+/// that collected objects give their slots back. Hidden from the public
+/// types.
+#[wasm_bindgen(js_name = __livePolicies)]
+pub fn live_policies() -> f64 {
+    registry::taken().map_or(-1.0, num)
 }
 
 /// A JS number as an integer in `0 ..= 2^53 − 1`, or `None` (the fast
@@ -506,6 +923,10 @@ const SCRATCH_MAX: u64 = 1 << 16;
 /// reason given in [`registry`]: a plain cell without threads.
 static SCRATCH: RwLock<Vec<f64>> = RwLock::new(Vec::new());
 
+/// [`run`]'s numbers: `api.js` writes them through a `Float64Array` view
+/// on this buffer, allocated once and never moved, as [`SCRATCH`].
+static ARGS: RwLock<Vec<f64>> = RwLock::new(Vec::new());
+
 /// [`parse`]'s text: `api.js` writes a policy document's UTF-8 through a
 /// `Uint8Array` view on this buffer (`TextEncoder.encodeInto`), allocated
 /// once and never moved, as [`SCRATCH`].
@@ -513,8 +934,8 @@ static TEXT: RwLock<Vec<u8>> = RwLock::new(Vec::new());
 
 /// The address (bytes into wasm memory) of a scratch buffer: `kind` 0 (or
 /// omitted) that of [`delays_fast`], holding at least `len` numbers; 1
-/// that of [`parse`], holding at least `len` bytes (at most `SCRATCH_MAX`
-/// either way). `-1` if it cannot be had, including a later call asking
+/// that of [`parse`], holding at least `len` bytes; 2 that of [`run`]'s
+/// numbers (at most `SCRATCH_MAX` each). `-1` if it cannot be had, including a later call asking
 /// for more than the first one got (a buffer never moves). Hidden from the
 /// public types.
 #[wasm_bindgen(js_name = __scratch)]
@@ -527,6 +948,8 @@ pub fn scratch(len: f64, kind: u32) -> f64 {
     };
     if kind == 1 {
         TEXT.try_write().map_or(-1.0, |mut s| fixed_at(&mut s, len))
+    } else if kind == 2 {
+        ARGS.try_write().map_or(-1.0, |mut s| fixed_at(&mut s, len))
     } else {
         SCRATCH
             .try_write()
@@ -545,13 +968,6 @@ fn fixed_at<T: Default + Clone>(buf: &mut Vec<T>, len: usize) -> f64 {
     }
     // JS writes through this address: its provenance is exposed.
     u32::try_from(buf.as_mut_ptr().expose_provenance()).map_or(-1.0, f64::from)
-}
-
-/// The wasm memory, for `api.js`'s view on the scratch buffer. Hidden from
-/// the public types.
-#[wasm_bindgen(js_name = __memory)]
-pub fn memory() -> JsValue {
-    wasm_bindgen::memory()
 }
 
 /// `policy.delays(ns, jitter)` for the policy behind `handle` and the
@@ -589,269 +1005,96 @@ pub fn delays_fast(handle: f64, kind: u32, jitter: f64, len: f64) -> f64 {
     .unwrap_or(-1.0)
 }
 
-/// `{historyLimit?}`.
-fn history_limit(v: &JsValue) -> JsResult<Option<usize>> {
-    let Some(o) = options(v, "options", &["historyLimit"])? else {
-        return Ok(None);
-    };
-    match opt_uint(&prop(&o, "historyLimit"), "history_limit")? {
-        None => Ok(None),
-        Some(n) => usize::try_from(n).map(Some).map_err(|_| {
-            arg_error(
-                "history_limit",
-                &alloc::format!("expected at most {} in wasm32, found {n}", usize::MAX),
-            )
-        }),
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn action_js(a: Option<Action>) -> JsValue {
-    a.map_or(JsValue::NULL, |a| JsValue::from_str(a.as_str()))
-}
-
-/// Per-job retry state (§10).
-#[wasm_bindgen(js_name = RetryState)]
-pub struct JsRetryState {
-    inner: RetryState,
-}
-
-#[wasm_bindgen(js_class = RetryState)]
-impl JsRetryState {
-    /// A fresh job at attempt 1.
-    #[wasm_bindgen(constructor)]
-    pub fn new(options: JsValue) -> JsResult<JsRetryState> {
-        let mut inner = RetryState::new();
-        if let Some(n) = history_limit(&options)? {
-            inner = core(inner.with_history_limit(n))?;
+    /// `texts` in the layout `api.js` writes.
+    fn layout(texts: &[&str]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for t in texts {
+            out.extend_from_slice(&u32::try_from(t.len()).unwrap_or(0).to_le_bytes());
+            out.extend_from_slice(t.as_bytes());
         }
-        Ok(Self { inner })
+        out
     }
 
-    /// Reads a §10 state document (object or JSON text).
-    #[wasm_bindgen(js_name = fromJSON)]
-    pub fn from_json(state: JsValue, options: JsValue) -> JsResult<JsRetryState> {
-        let limit = history_limit(&options)?.unwrap_or(ojs_retry::state::MIN_HISTORY);
-        let inner = match convert::text(&state, "", Document::State) {
-            Some(t) => core(RetryState::from_json(&t?, limit))?,
-            None => core(RetryState::from_value(
-                &json_value(&state, "", Document::State)?,
-                limit,
-            ))?,
+    #[test]
+    fn texts_read_back_what_api_js_writes_and_refuse_anything_else() {
+        for case in [
+            &[][..],
+            &[""][..],
+            &["a", "", "\u{e9}\u{1F600}", "x\0y"][..],
+        ] {
+            assert_eq!(texts(&layout(case)).as_deref(), Some(case));
+        }
+        let good = layout(&["abc", "de"]);
+        for cut in 1..good.len() {
+            // Cut after "abc": the layout of ["abc"], valid.
+            let want = (cut == 7).then(|| alloc::vec!["abc"]);
+            assert_eq!(texts(good.get(..cut).unwrap_or_default()), want, "{cut}");
+        }
+        // A length past the end, and bytes that are not UTF-8.
+        assert_eq!(texts(&[9, 0, 0, 0, b'a']), None);
+        assert_eq!(texts(&[2, 0, 0, 0, 0xC3, 0x28]), None);
+    }
+
+    #[test]
+    fn json_strings_read_back_as_the_same_text() {
+        for s in [
+            "",
+            "plain",
+            "q\"uote",
+            "back\\slash",
+            "\n\r\t\u{0}\u{1f}\u{7f}",
+            "\u{2028}\u{2029}\u{e9}\u{1F600}",
+            "</script>",
+        ] {
+            let mut out = String::new();
+            json_str(&mut out, s);
+            let back: String = serde_json::from_str(&out).unwrap_or_default();
+            assert_eq!(back, s, "{out}");
+        }
+    }
+
+    #[test]
+    fn errors_cross_with_every_fault() {
+        let Err(e) = RetryPolicy::from_json(r#"{"max_attempts": -1, "jitter": "yes", "x\"y": 1}"#)
+        else {
+            panic!("an invalid policy");
         };
-        Ok(Self { inner })
-    }
-
-    /// The number-valued getters, through one export: `k` 0 `attempt`
-    /// (1-based), 1 `historyLimit` (the bound on the error history),
-    /// 2 `nextRetryAt` (epoch ms; `-1` when not retrying, which `api.js`
-    /// shows as `null`). Hidden from the public types.
-    #[wasm_bindgen(js_name = __num)]
-    pub fn number(&self, k: u32) -> f64 {
-        match k {
-            0 => num(self.inner.attempt()),
-            #[allow(clippy::cast_precision_loss)] // a usize below 2^32 in wasm32
-            1 => self.inner.history_limit() as f64,
-            _ => self.inner.next_retry_at().map_or(-1.0, num),
+        let back: Vec<String> = serde_json::from_str(&error_json(&e)).unwrap_or_default();
+        let mut want = alloc::vec![
+            String::from(e.code().as_str()),
+            alloc::string::ToString::to_string(&e)
+        ];
+        for f in e.iter_faults() {
+            want.push(f.field.clone());
+            want.push(f.message.clone());
         }
+        assert!(want.len() >= 8, "{want:?}");
+        assert_eq!(back, want);
     }
 
-    /// `"discard"`, `"dead_letter"` or null.
-    #[wasm_bindgen(getter)]
-    pub fn terminal(&self) -> JsValue {
-        action_js(self.inner.terminal())
-    }
-
-    /// Records a handler failure and returns the decision (`policy`: the
-    /// policy's handle, which `api.js` passes).
-    #[wasm_bindgen(js_name = recordFailure)]
-    pub fn record_failure(
-        &mut self,
-        policy: f64,
-        error: JsValue,
-        options: JsValue,
-    ) -> JsResult<JsValue> {
-        // The policy first, as an `Arc` of its own: reading the arguments
-        // can run JS (getters) that frees it.
-        let policy = self::policy(policy)?;
-        let e = job_error(&error)?;
-        let (now, j) = decide_options(&options)?;
-        let d = core(self.inner.record_failure(&policy, &e, now, j.source()))?;
-        decision_js(&d)
-    }
-
-    /// Records an expired reservation and returns the decision (`policy`:
-    /// the policy's handle).
-    #[wasm_bindgen(js_name = recordTimeout)]
-    pub fn record_timeout(&mut self, policy: f64, options: JsValue) -> JsResult<JsValue> {
-        let policy = self::policy(policy)?;
-        let (now, j) = decide_options(&options)?;
-        let d = core(self.inner.record_timeout(&policy, now, j.source()))?;
-        decision_js(&d)
-    }
-
-    /// The §10 state document as compact JSON text (`api.js`'s `toJSON()`
-    /// is `JSON.parse` of it).
-    #[wasm_bindgen(js_name = toString)]
-    pub fn to_string_js(&self) -> String {
-        self.inner.to_json()
-    }
-}
-
-/// `{type, message, code?, details?}`.
-fn job_error(v: &JsValue) -> JsResult<JobError> {
-    let Some(obj) = options(v, "error", &["type", "message", "code", "details"])? else {
-        return Err(arg_error(
-            "error",
-            "expected an error object {type, message, code?, details?}",
-        ));
-    };
-    let mut e = JobError::new(
-        string(&prop(&obj, "type"), "type")?,
-        string(&prop(&obj, "message"), "message")?,
-    );
-    if let Some(c) = given(&prop(&obj, "code")) {
-        e.code = Some(core(ojs_retry::HandlerCode::parse(&string(c, "code")?))?);
-    }
-    let details = prop(&obj, "details");
-    if !details.is_undefined() {
-        e.details = Some(json_value(&details, "details", Document::Argument)?.into());
-    }
-    Ok(e)
-}
-
-/// A visibility-timeout reservation (§9.2, §9.3).
-#[wasm_bindgen(js_name = Reservation)]
-pub struct JsReservation {
-    inner: Reservation,
-}
-
-#[wasm_bindgen(js_class = Reservation)]
-impl JsReservation {
-    /// Reserves `attempt` until `now + visibilityTimeoutMs`.
-    #[wasm_bindgen(constructor)]
-    pub fn new(
-        attempt: JsValue,
-        visibility_timeout_ms: JsValue,
-        now: JsValue,
-    ) -> JsResult<JsReservation> {
-        let attempt = uint(&attempt, "attempt")?;
-        let timeout = uint(&visibility_timeout_ms, "visibility_timeout_ms")?;
-        let now = convert::now(&now)?;
-        Ok(Self {
-            inner: core(Reservation::new(attempt, now, timeout))?,
-        })
-    }
-
-    /// The number-valued getters, through one export: `k` 0 `attempt` (the
-    /// reserved attempt), 1 `visibilityTimeoutMs`, 2 `deadline` (epoch ms).
-    /// Hidden from the public types.
-    #[wasm_bindgen(js_name = __num)]
-    pub fn number(&self, k: u32) -> f64 {
-        num(match k {
-            0 => self.inner.attempt(),
-            1 => self.inner.visibility_timeout_ms(),
-            _ => self.inner.deadline(),
-        })
-    }
-
-    /// Extends the deadline, unless already expired.
-    pub fn heartbeat(&mut self, now: JsValue) -> JsResult<JsValue> {
-        let now = convert::now(&now)?;
-        let out = Object::new();
-        match core(self.inner.heartbeat(now))? {
-            Heartbeat::Extended { deadline } => {
-                set(&out, "extended", &JsValue::TRUE);
-                set(&out, "deadline", &JsValue::from_f64(num(deadline)));
-            }
-            Heartbeat::Expired => set(&out, "extended", &JsValue::FALSE),
+    #[test]
+    fn decisions_cross_as_numbers_and_names() {
+        let p = RetryPolicy::from_json(r#"{"non_retryable_errors": ["a.*"]}"#).unwrap_or_default();
+        let f = Failure::new(2)
+            .with_type("a.b")
+            .with_code(HandlerCode::Retry);
+        let d = p.decide(&f, 1000, JitterSource::Uniform(0.5));
+        let Ok(d) = d else {
+            panic!("a valid decision");
+        };
+        if let Ok(mut a) = ARGS.try_write() {
+            a.resize(ARG_NUMS, 0.0);
         }
-        Ok(out.into())
-    }
-
-    /// Whether `now` has reached the deadline.
-    #[wasm_bindgen(js_name = isExpired)]
-    pub fn is_expired(&self, now: JsValue) -> JsResult<bool> {
-        core(self.inner.is_expired(convert::now(&now)?))
-    }
-
-    /// The failure to pass to `decide()` once expired, else null.
-    pub fn expiry(&self, now: JsValue) -> JsResult<JsValue> {
-        match core(self.inner.expiry(convert::now(&now)?))? {
-            None => Ok(JsValue::NULL),
-            Some(f) => {
-                let out = Object::new();
-                set(&out, "attempt", &JsValue::from_f64(num(f.attempt)));
-                set(&out, "timedOut", &JsValue::from_bool(f.timed_out));
-                Ok(out.into())
-            }
-        }
-    }
-}
-
-// The module-level functions, reached through one export ([`call`]):
-// one wasm-bindgen shim (externref arguments, `Result` return) instead of
-// seven. `api.js` defines the public functions.
-
-/// Whether `errorType` matches one of `patterns` (§6).
-fn matches(error_type: &JsValue, patterns: &JsValue) -> JsResult<JsValue> {
-    let t = string(error_type, "error_type")?;
-    let p = strings(patterns, "patterns")?;
-    Ok(JsValue::from_bool(ojs_retry::matches(&t, &p)))
-}
-
-/// The first entry of `patterns` that `errorType` matches, or null.
-fn first_match(error_type: &JsValue, patterns: &JsValue) -> JsResult<JsValue> {
-    let t = string(error_type, "error_type")?;
-    let p = strings(patterns, "patterns")?;
-    Ok(ojs_retry::first_match(&t, &p).map_or(JsValue::NULL, JsValue::from_str))
-}
-
-/// An ISO 8601 duration as milliseconds.
-fn parse_duration(text: &JsValue) -> JsResult<JsValue> {
-    core(ojs_retry::parse_duration(&string(text, "duration")?)).map(|n| num(n).into())
-}
-
-/// Milliseconds as the canonical duration string.
-fn format_duration(ms: &JsValue) -> JsResult<JsValue> {
-    core(ojs_retry::format_duration(uint(ms, "duration")?)).map(|s| JsValue::from_str(&s))
-}
-
-/// Epoch milliseconds as RFC 3339 UTC.
-fn format_timestamp(ms: &JsValue) -> JsResult<JsValue> {
-    core(ojs_retry::format_timestamp(uint(ms, "timestamp")?)).map(|s| JsValue::from_str(&s))
-}
-
-/// RFC 3339 text as epoch milliseconds.
-fn parse_timestamp(text: &JsValue) -> JsResult<JsValue> {
-    core(ojs_retry::parse_timestamp(&string(text, "timestamp")?)).map(|n| num(n).into())
-}
-
-/// The 53-bit sample `k` (`u = k / 2^53`) a jitter source gives for a retry.
-fn jitter_sample(retry_number: &JsValue, jitter: &JsValue) -> JsResult<JsValue> {
-    let n = uint(retry_number, "retry_number")?;
-    let Some(j) = self::jitter(jitter)? else {
-        return Err(arg_error(
-            "jitter",
-            "expected a jitter source {u}, {seed} or {key}",
-        ));
-    };
-    core(j.source().sample(n)).map(|s| num(s.bits()).into())
-}
-
-/// The module-level function number `op` (the order of `api.js`'s
-/// `FUNCTIONS`): `matches`, `firstMatch`, `parseDuration`,
-/// `formatDuration`, `formatTimestamp`, `parseTimestamp`, `jitterSample`.
-/// Hidden from the public types.
-#[wasm_bindgen(js_name = __call)]
-pub fn call(op: u32, a: JsValue, b: JsValue) -> JsResult<JsValue> {
-    match op {
-        0 => matches(&a, &b),
-        1 => first_match(&a, &b),
-        2 => parse_duration(&a),
-        3 => format_duration(&a),
-        4 => format_timestamp(&a),
-        5 => parse_timestamp(&a),
-        6 => jitter_sample(&a, &b),
-        _ => Err(arg_error("op", "unknown function")),
+        let text = decision_text(&d);
+        assert_eq!(
+            text,
+            alloc::format!("{}\n{}\nRETRY\na.*", d.action.as_str(), d.reason.as_str())
+        );
+        let nums: Vec<f64> = ARGS.try_read().map(|a| a.clone()).unwrap_or_default();
+        assert_eq!(nums.get(..6), Some(&[2.0, 0.0, -1.0, -1.0, -1.0, 1.0][..]));
     }
 }

@@ -15,9 +15,9 @@
 //! that took a reused slot: an unknown or stale handle is an invalid
 //! argument like any other.
 
+use crate::lock::RwLock;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use std::sync::RwLock;
 
 use ojs_retry::RetryPolicy;
 
@@ -28,26 +28,35 @@ const SLOT_SPAN: f64 = 4_294_967_296.0; // 2^32
 // What `split` takes: handles below 2^52.
 const _: () = assert!((GENERATIONS as u64) << 32 == 1 << 52);
 
-struct Slot {
+struct Slot<T> {
     generation: u32,
-    policy: Option<Arc<RetryPolicy>>,
-    /// `free()` dropped the policy; the object still holds the handle.
+    item: Option<T>,
+    /// `free()` dropped the item; the object still holds the handle.
     freed: bool,
 }
 
-struct Registry {
-    slots: Vec<Slot>,
+/// Items by handle (see the module docs): the policies, and the
+/// `RetryState` / `Reservation` objects ([`OBJECTS`]).
+pub(crate) struct Registry<T> {
+    slots: Vec<Slot<T>>,
     free: Vec<u32>,
+}
+
+/// A `RetryState` or a `Reservation` of `api.js`, by handle.
+pub(crate) enum Obj {
+    State(ojs_retry::RetryState),
+    Reservation(ojs_retry::Reservation),
 }
 
 // A lock in a static rather than a `thread_local!` (whose every access is
 // an indirect call at opt-level "z"); on wasm32-unknown-unknown, which has
 // no threads, it is a plain cell. A static must be `Sync`, hence `Arc`
 // (without threads its counts are plain integers too).
-static POLICIES: RwLock<Registry> = RwLock::new(Registry {
-    slots: Vec::new(),
-    free: Vec::new(),
-});
+static POLICIES: RwLock<Registry<Arc<RetryPolicy>>> = RwLock::new(Registry::new());
+
+/// The `RetryState` and `Reservation` objects: no JS runs while one is
+/// borrowed (every argument is converted in `api.js` before the call).
+pub(crate) static OBJECTS: RwLock<Registry<Obj>> = RwLock::new(Registry::new());
 
 fn handle_of(slot: u32, generation: u32) -> f64 {
     // Both parts are below 2^32 and 2^21: the sum is exact.
@@ -66,103 +75,125 @@ fn split(handle: f64) -> Option<(usize, u32)> {
     Some((slot, generation))
 }
 
-/// Registers a policy; the handle to pass to [`with`] and [`release`].
-///
-/// `None` only if the registry is borrowed, which cannot happen here: no
-/// JS runs while a fast export holds it. The wrapper then has no handle and
-/// every fast call on it falls back to the full method.
-pub(crate) fn register(policy: Arc<RetryPolicy>) -> Option<f64> {
-    {
-        let mut r = POLICIES.try_write().ok()?;
-        if let Some(i) = r.free.pop() {
-            let slot = r.slots.get_mut(usize::try_from(i).ok()?)?;
-            slot.policy = Some(policy);
+/// Why a handle names no item.
+pub(crate) enum Miss {
+    /// `free()` dropped it; the object is not collected yet.
+    Freed,
+    /// Released, never made, or of another generation.
+    Unknown,
+}
+
+impl<T> Registry<T> {
+    const fn new() -> Self {
+        Self {
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    /// Registers an item: its handle.
+    pub(crate) fn register(&mut self, item: T) -> Option<f64> {
+        if let Some(i) = self.free.pop() {
+            let slot = self.slots.get_mut(usize::try_from(i).ok()?)?;
+            slot.item = Some(item);
             return Some(handle_of(i, slot.generation));
         }
-        let i = u32::try_from(r.slots.len()).ok()?;
-        r.slots.push(Slot {
+        let i = u32::try_from(self.slots.len()).ok()?;
+        self.slots.push(Slot {
             generation: 0,
-            policy: Some(policy),
+            item: Some(item),
             freed: false,
         });
         Some(handle_of(i, 0))
     }
-}
 
-/// Drops the policy behind `handle` now (`free()`); its slot stays taken
-/// until [`release`], so the handle reads as freed until then.
-pub(crate) fn free(handle: f64) {
-    let Ok(mut r) = POLICIES.try_write() else {
-        return;
-    };
-    let Some((i, generation)) = split(handle) else {
-        return;
-    };
-    if let Some(slot) = r.slots.get_mut(i).filter(|s| s.generation == generation) {
-        if slot.policy.take().is_some() {
-            slot.freed = true;
+    fn slot(&mut self, handle: f64) -> Option<(usize, &mut Slot<T>)> {
+        let (i, generation) = split(handle)?;
+        let slot = self.slots.get_mut(i)?;
+        (slot.generation == generation).then_some((i, slot))
+    }
+
+    /// Drops the item now (`free()`); its slot stays taken until
+    /// [`Registry::release`], so the handle reads as freed until then.
+    pub(crate) fn free(&mut self, handle: f64) {
+        if let Some((_, slot)) = self.slot(handle) {
+            if slot.item.take().is_some() {
+                slot.freed = true;
+            }
         }
+    }
+
+    /// Gives the slot of a collected object back (dropping the item,
+    /// unless [`Registry::free`] did): it is reused with the next
+    /// generation.
+    pub(crate) fn release(&mut self, handle: f64) {
+        let Some((i, slot)) = self.slot(handle) else {
+            return;
+        };
+        slot.item = None;
+        slot.freed = false;
+        slot.generation = (slot.generation + 1) % GENERATIONS;
+        if let Ok(i) = u32::try_from(i) {
+            self.free.push(i);
+        }
+    }
+
+    /// The item behind `handle`, or why there is none.
+    pub(crate) fn get_mut(&mut self, handle: f64) -> Result<&mut T, Miss> {
+        let (_, slot) = self.slot(handle).ok_or(Miss::Unknown)?;
+        match &mut slot.item {
+            Some(item) => Ok(item),
+            None if slot.freed => Err(Miss::Freed),
+            None => Err(Miss::Unknown),
+        }
+    }
+
+    /// How many slots are taken.
+    fn taken(&self) -> Option<u64> {
+        u64::try_from(self.slots.len().saturating_sub(self.free.len())).ok()
     }
 }
 
-/// Gives the slot of a collected policy back (dropping the policy, unless
-/// [`free`] did): it is reused with the next generation.
+/// Registers a policy; the handle to pass to [`with`] and [`release`].
+///
+/// `None` only if the registry is borrowed, which cannot happen here: no
+/// JS runs while an export holds it.
+pub(crate) fn register(policy: Arc<RetryPolicy>) -> Option<f64> {
+    POLICIES.try_write().ok()?.register(policy)
+}
+
+/// Drops the policy behind `handle` now (`free()`).
+pub(crate) fn free(handle: f64) {
+    if let Ok(mut r) = POLICIES.try_write() {
+        r.free(handle);
+    }
+}
+
+/// Gives the slot of a collected policy back.
 pub(crate) fn release(handle: f64) {
     // Busy (impossible, see `register`): the slot stays taken, which
     // only keeps this policy's memory.
-    let Ok(mut r) = POLICIES.try_write() else {
-        return;
-    };
-    let Some((i, generation)) = split(handle) else {
-        return;
-    };
-    let Some(slot) = r.slots.get_mut(i) else {
-        return;
-    };
-    if slot.generation != generation {
-        return;
-    }
-    slot.policy = None;
-    slot.freed = false;
-    slot.generation = (slot.generation + 1) % GENERATIONS;
-    if let Ok(i) = u32::try_from(i) {
-        r.free.push(i);
+    if let Ok(mut r) = POLICIES.try_write() {
+        r.release(handle);
     }
 }
 
-/// Why [`get`] found no policy.
-pub(crate) enum Miss {
-    /// `free()` dropped it (and its object is not collected yet).
-    Freed,
-    /// Not a handle, or one whose slot was given back (stale, made up).
-    Unknown,
-}
-
-/// The live policy behind `handle`, as an `Arc` of its own (the full
-/// methods read JS values, which can run JS that frees it).
+/// The policy behind `handle` (an `Arc` of its own), or why there is none.
 pub(crate) fn get(handle: f64) -> Result<Arc<RetryPolicy>, Miss> {
-    let r = POLICIES.try_read().map_err(|_| Miss::Unknown)?;
-    let (i, generation) = split(handle).ok_or(Miss::Unknown)?;
-    match r.slots.get(i) {
-        Some(s) if s.generation == generation => match &s.policy {
-            Some(p) => Ok(Arc::clone(p)),
-            None if s.freed => Err(Miss::Freed),
-            None => Err(Miss::Unknown),
-        },
-        _ => Err(Miss::Unknown),
-    }
+    let mut r = POLICIES.try_write().map_err(|_| Miss::Unknown)?;
+    r.get_mut(handle).map(|p| Arc::clone(p))
 }
 
-/// How many slots are taken (live policies and freed ones not collected
-/// yet).
+/// How many slots are taken, policies and objects (live ones, and freed
+/// ones whose object is not collected yet).
 pub(crate) fn taken() -> Option<u64> {
-    let r = POLICIES.try_read().ok()?;
-    u64::try_from(r.slots.len().saturating_sub(r.free.len())).ok()
+    let p = POLICIES.try_read().ok()?.taken()?;
+    let o = OBJECTS.try_read().ok()?.taken()?;
+    p.checked_add(o)
 }
 
-/// `f(policy, retry_number, src)` for the live policy behind `handle`, or
-/// `-1`: the fast `delay` exports' one lookup, written out (no closures,
-/// no `Option`) so that at opt-level "z" it stays a few inline loads.
+/// `f(policy, retry_number, src)` for the policy behind `handle`, or `-1`:
+/// the fast exports' route, as small as it can be.
 #[inline(always)]
 pub(crate) fn delay(
     handle: f64,
@@ -179,14 +210,14 @@ pub(crate) fn delay(
     match r.slots.get(i) {
         Some(Slot {
             generation: g,
-            policy: Some(p),
+            item: Some(p),
             ..
         }) if *g == generation => f(p, retry_number, src),
         _ => -1.0,
     }
 }
 
-/// `f` applied to the live policy behind `handle`, or `None`.
+/// `f` of the policy behind `handle`, `None` when there is none.
 pub(crate) fn with<R>(handle: f64, f: impl FnOnce(&RetryPolicy) -> R) -> Option<R> {
     let r = POLICIES.try_read().ok()?;
     let (i, generation) = split(handle)?;
@@ -194,7 +225,7 @@ pub(crate) fn with<R>(handle: f64, f: impl FnOnce(&RetryPolicy) -> R) -> Option<
     if slot.generation != generation {
         return None;
     }
-    slot.policy.as_deref().map(f)
+    slot.item.as_deref().map(f)
 }
 
 #[cfg(test)]

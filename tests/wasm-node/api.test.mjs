@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
+import { glue, fast, run, makePolicy, policyText, policyDelay } from "./wire.mjs";
 import {
   RetryPolicy,
   RetryState,
@@ -226,19 +226,11 @@ test("delay(n, { u }) and delay(n, { seed }) take a shortcut in api.js with the 
   }
 });
 
-// The glue module api.js imports (the same instance, already initialised):
-// the hidden fast exports, called directly below. Not in the package's
-// exports map, so it is imported by file URL.
-const glue = await import(
-  new URL("./ojs_retry_wasm.js", pathToFileURL(createRequire(import.meta.url).resolve("ojs-retry-wasm/package.json")))
-);
-// A policy's handle stays private to the class (a `#` field): the raw
-// exports below get a twin, the same document registered through the
-// factory export the constructor uses.
-const twin = (doc) => glue.__make(0, doc, undefined);
-// `__delayU` and `__delayS` are raw exports of the instance (no JS wrapper
-// in the glue): the instance's exports, as api.js takes them.
-const fast = glue.initSync();
+// The raw exports, called directly below, and the full route by handle
+// (wire.mjs speaks the boundary's format): a policy's handle stays private
+// to the class (a `#` field), so the raw exports get a twin, the same
+// document registered through the full route.
+const twin = makePolicy;
 
 function sameError(a, b, what) {
   let ea;
@@ -295,8 +287,9 @@ test("the fast delay exports agree with the full path; -1 for anything invalid, 
     assert.equal(fast.__delayU(bad, 1, 0.5), -1, `handle ${bad}`);
     assert.equal(fast.__delayS(bad, 1, 3), -1, `handle ${bad}`);
     assert.equal(glue.__policyNum(bad, 0), -1, `handle ${bad}`);
-    assertOjsError(() => glue.__policyValue(bad, 0), "validation.invalid_argument", "policy");
-    assertOjsError(() => glue.__policyCall(0, bad, 1, 0.5), "validation.invalid_argument", "policy");
+    assertOjsError(() => run(2, bad, [0]), "validation.invalid_argument", "policy");
+    assertOjsError(() => policyText(bad), "validation.invalid_argument", "policy");
+    assertOjsError(() => policyDelay(bad, 1, 0.5), "validation.invalid_argument", "policy");
   }
   glue.__release(h, true);
   // Freed: the handle is dead at once; its slot is reused only once the
@@ -308,13 +301,13 @@ test("the fast delay exports agree with the full path; -1 for anything invalid, 
   assert.equal(fast.__delayU(hq, 3, 0.5), -1);
   assert.equal(glue.__policyNum(hq, 0), -1);
   const freed = "expected a live RetryPolicy, found one already freed";
-  assert.equal(assertOjsError(() => glue.__policyValue(hq, 0), "validation.invalid_argument", "policy").faults[0].message, freed);
+  assert.equal(assertOjsError(() => policyText(hq), "validation.invalid_argument", "policy").faults[0].message, freed);
   const other = twin({});
   assert.notEqual(other, hq); // the freed slot is not reused yet
   glue.__release(hq, true);
   glue.__release(hq, true); // twice: no effect
   const stale = "expected a live RetryPolicy, found a released or unknown policy handle";
-  assert.equal(assertOjsError(() => glue.__policyValue(hq, 0), "validation.invalid_argument", "policy").faults[0].message, stale);
+  assert.equal(assertOjsError(() => policyText(hq), "validation.invalid_argument", "policy").faults[0].message, stale);
   const reused = Array.from({ length: 8 }, () => twin({ initial_interval: "PT7S", max_interval: "PT1H" }));
   assert.equal(fast.__delayU(hq, 3, 0.5), -1);
   assert.ok(reused.some((r) => r % 2 ** 32 === hq % 2 ** 32), "the slot is reused");
@@ -403,7 +396,7 @@ test("delays: JS run while the numbers are read (getters) cannot corrupt the bat
   });
   assert.deepEqual(p.delays(nested, { seed: 5 }), expected);
   // A getter that grows the wasm memory (detaching every view on it).
-  const memory = glue.__memory();
+  const memory = fast.memory;
   const before = memory.buffer;
   const growing = [1, 2, 3, 4];
   Object.defineProperty(growing, 1, {
@@ -532,11 +525,21 @@ test("api.js keeps wasm-bindgen's surface: getters, functions, and errors on a f
   assert.equal(live.maxAttempts, 3);
   const s = new RetryState();
   s.free();
-  assert.throws(() => s.attempt, { message: "null pointer passed to rust" });
-  assert.throws(() => s.nextRetryAt, { message: "null pointer passed to rust" });
+  // RetryState and Reservation are handles too (no longer wasm-bindgen
+  // objects, which threw "null pointer passed to rust"): a freed one is the
+  // typed `this` error from every member.
+  const freedState = "validation.invalid_argument: this: expected a live RetryState, found one already freed";
+  for (const f of [() => s.attempt, () => s.nextRetryAt, () => s.terminal, () => s.toString(), () => s.toJSON(),
+    () => s.recordFailure(live, { type: "a", message: "b" }), () => s.recordTimeout(live)]) {
+    assert.equal(assertOjsError(f, "validation.invalid_argument", "this").message, freedState);
+  }
+  s.free();
   const r = new Reservation(1, 10, 0);
   r.free();
-  assert.throws(() => r.deadline, { message: "null pointer passed to rust" });
+  const freedReservation = "validation.invalid_argument: this: expected a live Reservation, found one already freed";
+  for (const f of [() => r.deadline, () => r.attempt, () => r.heartbeat(1), () => r.isExpired(1), () => r.expiry(1)]) {
+    assert.equal(assertOjsError(f, "validation.invalid_argument", "this").message, freedReservation);
+  }
 });
 
 test("decisions and schedule rows (built from JSON text / numbers) keep every value", () => {

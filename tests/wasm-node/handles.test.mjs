@@ -1,7 +1,7 @@
 // RetryPolicy in the wasm package is a plain JS class holding a handle into
 // the module's registry (bindings-wasm/src/registry.rs). Checked here: the
 // JSON-text fast path (`__parse` over a buffer in wasm memory) agrees with
-// the full path (`__make`), errors included; policies the garbage collector
+// the full path (`__run`), errors included; policies the garbage collector
 // takes give their registry slots back, freed or not, while live ones keep
 // answering. The GC scenarios run in child processes started with
 // --expose-gc.
@@ -16,7 +16,7 @@ import { RetryPolicy } from "ojs-retry-wasm";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 const GLUE_URL = new URL("./ojs_retry_wasm.js", pathToFileURL(require.resolve("ojs-retry-wasm/package.json"))).href;
-const glue = await import(GLUE_URL);
+import { glue, fast, policyText } from "./wire.mjs";
 
 /** `fn()`'s outcome: the policy's canonical text, or the error's parts. */
 function outcome(fn) {
@@ -59,12 +59,8 @@ const TEXTS = [
 test("new RetryPolicy(text): the fast path agrees with the full path, errors included", () => {
   for (const text of TEXTS) {
     const fast = outcome(() => new RetryPolicy(text).toString());
-    const full = outcome(() => {
-      const h = glue.__make(0, text, undefined);
-      const s = glue.__policyValue(h, 10);
-      glue.__release(h, true);
-      return s;
-    });
+    // `merge` never takes `__parse`: the full route.
+    const full = outcome(() => RetryPolicy.merge(text).toString());
     assert.deepEqual(fast, full, text.slice(0, 60));
   }
 });
@@ -91,12 +87,12 @@ test("__parse reads the text buffer: a handle for a valid document, -1 for anyth
     // A lone surrogate has no UTF-8 (the encoder writes U+FFFD): api.js
     // sends only ASCII text here, and every other text to the full path.
     if (bytes.length > size || !text.isWellFormed()) continue;
-    new Uint8Array(glue.__memory().buffer, at, size).set(bytes);
+    new Uint8Array(fast.memory.buffer, at, size).set(bytes);
     const h = glue.__parse(bytes.length);
     const full = outcome(() => new RetryPolicy(text).toString());
     if (h >= 0) {
       taken++;
-      assert.deepEqual({ ok: glue.__policyValue(h, 10) }, full, text.slice(0, 60));
+      assert.deepEqual({ ok: policyText(h) }, full, text.slice(0, 60));
       glue.__release(h, true);
     } else {
       assert.equal(full.ok, undefined, text.slice(0, 60));
@@ -105,7 +101,7 @@ test("__parse reads the text buffer: a handle for a valid document, -1 for anyth
   assert.ok(taken >= 6, `the fast path took ${taken} documents`);
   for (const bad of [-1, 0.5, NaN, size + 1, 2 ** 53]) assert.equal(glue.__parse(bad), -1, `length ${bad}`);
   // Bytes that are not UTF-8: -1 (the JS side never writes such bytes).
-  new Uint8Array(glue.__memory().buffer, at, 4).set([0x7b, 0xff, 0x7d, 0x20]);
+  new Uint8Array(fast.memory.buffer, at, 4).set([0x7b, 0xff, 0x7d, 0x20]);
   assert.equal(glue.__parse(3), -1);
 });
 
