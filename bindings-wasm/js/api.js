@@ -284,16 +284,15 @@ const PARSE_TIMESTAMP = 21;
 const JITTER_SAMPLE = 22;
 const CHECK_UINT = 23;
 const CHECK_CODE = 24;
-const DEBUG_TEXT = 25;
 
 // --- arguments ---------------------------------------------------------------
 
-/** Rust's `{:?}` of a string (the messages quote strings that way). */
+/**
+ * A string quoted for a message as the core quotes user text
+ * (`ojs_retry::error::quote`): escaped as JSON escapes it.
+ */
 function debugText(s) {
-  // Printable ASCII without quotes or backslashes reads the same; anything
-  // else is quoted by Rust itself.
-  if (/^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/.test(s)) return `"${s}"`;
-  return call(DEBUG_TEXT, 0, [], [s]);
+  return JSON.stringify(s);
 }
 
 /** What a JS value is, for messages. */

@@ -71,18 +71,7 @@ fn num(n: u64) -> f64 {
 
 /// `s` as a JSON string literal appended to `out`.
 fn json_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if u32::from(c) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    ojs_retry::json::push_string(out, s);
 }
 
 /// `Some(s)` as a JSON string, `None` as `null`.
@@ -505,25 +494,9 @@ fn job_error(a: &Args<'_>) -> Result<JobError, Error> {
 }
 
 /// Sets a job error's `details` from JSON text (`api.js` wrote it from a JS
-/// value: always valid JSON), read by the core's own JSON reader as the
-/// details of the one history entry of a §10 state document: the core has
-/// no text entry point for a bare JSON value, and linking another reader
-/// (serde_json's `Value` deserializer) for this alone cost 3.2 KB of wasm.
+/// value: always one valid JSON document).
 fn set_details(e: &mut JobError, text: &str) -> Result<(), Error> {
-    // The state reader drops a null `details`; a given null is kept (the
-    // default JSON value is null).
-    if text == "null" {
-        e.details = Some(Default::default());
-        return Ok(());
-    }
-    let doc = alloc::format!(
-        "{{\"attempt\":1,\"errors\":[{{\"attempt\":1,\"type\":\"\",\"message\":\"\",\"timestamp\":\"1970-01-01T00:00:00Z\",\"details\":{text}}}]}}"
-    );
-    let state = RetryState::from_json(&doc, ojs_retry::state::MIN_HISTORY)?;
-    e.details = state.errors().next().and_then(|r| r.details.clone());
-    if e.details.is_none() {
-        return Err(malformed());
-    }
+    e.details = Some(ojs_retry::json::Value::from_text(text).map_err(|_| malformed())?);
     Ok(())
 }
 
@@ -751,9 +724,6 @@ fn call_text(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
         24 => {
             HandlerCode::parse(a.text(0)?)?;
             out.push_str("null");
-        }
-        25 => {
-            let _ = write!(out, "{:?}", a.text(0)?);
         }
         _ => return Err(malformed()),
     }

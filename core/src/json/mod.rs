@@ -25,6 +25,21 @@ pub(crate) mod write;
 
 pub(crate) use read::parse;
 
+/// Appends `s` to `out` as a JSON string literal, escaped exactly as
+/// [`Value::to_text`] (and `serde_json`) escape it: the one JSON string
+/// writer, for bindings that assemble JSON text themselves.
+///
+/// ```
+/// let mut out = String::from("[");
+/// ojs_retry::json::push_string(&mut out, "say \"hi\"\n");
+/// assert_eq!(out, r#"["say \"hi\"\n""#);
+/// ```
+pub fn push_string(out: &mut String, s: &str) {
+    out.push('"');
+    write::escape_into(out, s);
+    out.push('"');
+}
+
 #[cfg(all(test, feature = "serde_json"))]
 // Test-case generation: cut points within the generated text.
 #[allow(clippy::arithmetic_side_effects)]
