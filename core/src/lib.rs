@@ -100,6 +100,17 @@ pub mod fuzzing {
 
     /// The spec's example documents, valid inputs to splice into.
     pub const EXAMPLES: [&str; 7] = crate::fast_layer::EXAMPLES;
+
+    /// serde_json's reading with repeated keys refused: what the core's
+    /// JSON reader must answer.
+    ///
+    /// # Errors
+    ///
+    /// serde_json's message, for text it does not read.
+    #[cfg(feature = "serde_json")]
+    pub fn strict_serde_json(text: &str) -> Result<serde_json::Value, alloc::string::String> {
+        crate::json::reference::strict_serde_json(text)
+    }
 }
 
 /// The README's Rust example, compiled and run as a doc test.

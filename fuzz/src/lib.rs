@@ -216,69 +216,7 @@ pub fn check_policy_error(e: &ojs_retry::Error) {
     assert_eq!(e.code(), ErrorCode::RetryPolicyInvalid);
 }
 
-/// serde_json's reading (with `float_roundtrip`) with duplicate object keys
-/// refused at any depth: what the core's JSON reader must match.
-pub fn strict_serde_json(text: &str) -> Result<Value, String> {
-    use serde::de::DeserializeSeed;
-    let mut de = serde_json::Deserializer::from_str(text);
-    let v = Strict.deserialize(&mut de).map_err(|e| e.to_string())?;
-    de.end().map_err(|e| e.to_string())?;
-    Ok(v)
-}
-
-struct Strict;
-
-impl<'de> serde::de::DeserializeSeed<'de> for Strict {
-    type Value = Value;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for Strict {
-    type Value = Value;
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("JSON")
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(v.into())
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(v.into())
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(v.into())
-    }
-    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
-        Number::from_f64(v)
-            .map(Value::Number)
-            .ok_or_else(|| E::custom("not finite"))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(v.into())
-    }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut v = Vec::new();
-        while let Some(x) = seq.next_element_seed(Strict)? {
-            v.push(x);
-        }
-        Ok(Value::Array(v))
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut m = Map::new();
-        while let Some(k) = map.next_key::<String>()? {
-            if m.contains_key(&k) {
-                return Err(serde::de::Error::custom(format!("duplicate key {k:?}")));
-            }
-            let v = map.next_value_seed(Strict)?;
-            m.insert(k, v);
-        }
-        Ok(Value::Object(m))
-    }
-}
+pub use ojs_retry::fuzzing::strict_serde_json;
 
 /// The same JSON value, every number the same kind (u64, i64, f64) with the
 /// same bits (`-0.0` is not `0.0`).

@@ -13,7 +13,7 @@ import { spawnSync } from "node:child_process";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RetryPolicy, RetryState, Reservation, firstMatch, matches, parseTimestamp } from "ojs-retry-wasm";
-import { glue, run, runNumber, runRaw } from "./wire.mjs";
+import { glue, run, runNumber, runRaw, inChild } from "./wire.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -307,17 +307,7 @@ test("object handles: stale, forged and of the other class name no object", () =
 });
 
 test("collected RetryState and Reservation objects give their registry slots back", () => {
-  const code = `
-    import { RetryPolicy, RetryState, Reservation } from "ojs-retry-wasm";
-    const { glue } = await import("./wire.mjs");
-    const live = () => glue.__livePolicies();
-    async function collect(target) {
-      for (let i = 0; i < 50 && live() > target; i++) {
-        globalThis.gc();
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    }
-    const out = {};
+  const out = inChild(`
     const base = live();
     const keptState = new RetryState();
     const keptReservation = new Reservation(1, 1000, 0);
@@ -332,11 +322,7 @@ test("collected RetryState and Reservation objects give their registry slots bac
     await collect(base + 2);
     out.afterGc = live() - base;
     out.kept = [keptState.attempt, keptReservation.deadline, keptState.recordTimeout(new RetryPolicy(), { now: 0, jitter: { u: 0 } }).attempt];
-    process.stdout.write(JSON.stringify(out));
-  `;
-  const r = spawnSync(process.execPath, ["--expose-gc", "--input-type=module", "-e", code], { cwd: HERE, encoding: "utf8" });
-  assert.equal(r.status, 0, r.stderr);
-  const out = JSON.parse(r.stdout);
+  `);
   assert.equal(out.afterMake, 2002);
   assert.equal(out.afterGc, 2);
   assert.deepEqual(out.kept, [1, 1000, 1]);

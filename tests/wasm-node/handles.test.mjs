@@ -7,16 +7,9 @@
 // --expose-gc.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { createRequire } from "node:module";
-import { dirname } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { RetryPolicy } from "ojs-retry-wasm";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(import.meta.url);
-const GLUE_URL = new URL("./ojs_retry_wasm.js", pathToFileURL(require.resolve("ojs-retry-wasm/package.json"))).href;
-import { glue, fast, policyText } from "./wire.mjs";
+import { glue, fast, policyText, inChild } from "./wire.mjs";
 
 /** `fn()`'s outcome: the policy's canonical text, or the error's parts. */
 function outcome(fn) {
@@ -104,27 +97,6 @@ test("__parse reads the text buffer: a handle for a valid document, -1 for anyth
   new Uint8Array(fast.memory.buffer, at, 4).set([0x7b, 0xff, 0x7d, 0x20]);
   assert.equal(glue.__parse(3), -1);
 });
-
-/** Runs `body` in a child Node with --expose-gc; returns its JSON output. */
-function inChild(body) {
-  const code = `
-    import { RetryPolicy, RetryState } from "ojs-retry-wasm";
-    const glue = await import(${JSON.stringify(GLUE_URL)});
-    const live = () => glue.__livePolicies();
-    async function collect(target) {
-      for (let i = 0; i < 50 && live() > target; i++) {
-        globalThis.gc();
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    }
-    const out = {};
-    ${body}
-    process.stdout.write(JSON.stringify(out));
-  `;
-  const r = spawnSync(process.execPath, ["--expose-gc", "--input-type=module", "-e", code], { cwd: HERE, encoding: "utf8" });
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
-}
 
 test("collected policies give their registry slots back; live ones keep answering", () => {
   const out = inChild(`

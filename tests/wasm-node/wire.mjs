@@ -7,8 +7,10 @@
 // leaves it in the first of the 8 numbers instead (see `call` in
 // bindings-wasm/src/lib.rs). Written from the documented format, not
 // copied from api.js, so that a drift between the two shows.
+import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
+import { dirname } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 // The glue module api.js imports (the same instance, already initialised
 // once the package is imported). Not in the package's exports map, so it is
@@ -74,3 +76,31 @@ export const makePolicy = (doc) => runNumber(0, 0, [], [typeof doc === "string" 
 export const policyText = (h) => run(2, h, [10]);
 /** `policy.delay(n, u)` through the full route, by handle. */
 export const policyDelay = (h, n, u) => runNumber(3, h, [n, 0, u]);
+
+/**
+ * Runs `body` in a child Node with --expose-gc, where `RetryPolicy`,
+ * `RetryState`, `Reservation`, `glue`, `live()` (the registry's taken
+ * slots) and `collect(target)` (GC until at most `target` are taken) are
+ * in scope and `body` fills the object `out`; returns `out` as the child
+ * wrote it.
+ */
+export function inChild(body) {
+  const code = `
+    import { RetryPolicy, RetryState, Reservation } from "ojs-retry-wasm";
+    const { glue } = await import("./wire.mjs");
+    const live = () => glue.__livePolicies();
+    async function collect(target) {
+      for (let i = 0; i < 50 && live() > target; i++) {
+        globalThis.gc();
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    }
+    const out = {};
+    ${body}
+    process.stdout.write(JSON.stringify(out));
+  `;
+  const here = dirname(fileURLToPath(import.meta.url));
+  const r = spawnSync(process.execPath, ["--expose-gc", "--input-type=module", "-e", code], { cwd: here, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`child failed (${r.status}): ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}

@@ -40,6 +40,9 @@ pub fn push_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
+#[cfg(all(any(test, fuzzing), feature = "serde_json"))]
+pub(crate) mod reference;
+
 #[cfg(all(test, feature = "serde_json"))]
 // Test-case generation: cut points within the generated text.
 #[allow(clippy::arithmetic_side_effects)]
