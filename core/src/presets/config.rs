@@ -37,7 +37,13 @@ impl<'a> Reader<'a> {
     }
 
     pub(crate) fn fault(&mut self, key: &str, msg: impl Into<String>) {
-        self.faults.push(format!("preset.{key}"), msg);
+        self.faults.push(cat(&["preset.", key]), msg);
+    }
+
+    /// The fault "`expected`, found <what `v` is>" for `key`.
+    #[inline(never)]
+    pub(crate) fn bad(&mut self, key: &str, expected: &str, v: &Value) {
+        self.fault(key, found(expected, v));
     }
 
     /// Whether the caller gave `key`.
@@ -99,7 +105,7 @@ impl<'a> Reader<'a> {
             Some(v) => match read_uint(v) {
                 Ok(n) => Some(n),
                 Err(m) => {
-                    self.fault(key, format!("{m} (or null for unlimited)"));
+                    self.fault(key, cat(&[&m, " (or null for unlimited)"]));
                     default
                 }
             },
@@ -116,16 +122,14 @@ impl<'a> Reader<'a> {
             Some(v) => match v.as_f64() {
                 Some(x) if v.is_number() && x.is_finite() && x >= min && x <= max => x,
                 _ => {
-                    self.fault(
-                        key,
-                        // show_f64, not `{}`: float Display costs ~15 KB of wasm.
-                        format!(
-                            "expected a number between {} and {}, found {}",
-                            show_f64(min),
-                            show_f64(max),
-                            kind(v)
-                        ),
-                    );
+                    // show_f64, not `{}`: float Display costs ~15 KB of wasm.
+                    let expected = cat(&[
+                        "expected a number between ",
+                        &show_f64(min),
+                        " and ",
+                        &show_f64(max),
+                    ]);
+                    self.bad(key, &expected, v);
                     default
                 }
             },
@@ -139,7 +143,7 @@ impl<'a> Reader<'a> {
             None => default,
             Some(Value::Bool(b)) => *b,
             Some(v) => {
-                self.fault(key, format!("expected true or false, found {}", kind(v)));
+                self.bad(key, "expected true or false", v);
                 default
             }
         };
@@ -157,11 +161,14 @@ impl<'a> Reader<'a> {
             {
                 Some(i) => i,
                 None => {
-                    let list: Vec<String> = choices.iter().map(|c| quote(c)).collect();
-                    self.fault(
-                        key,
-                        format!("expected one of {}, found {}", list.join(", "), kind(v)),
-                    );
+                    let mut expected = String::from("expected one of ");
+                    for (i, c) in choices.iter().enumerate() {
+                        if i > 0 {
+                            expected.push_str(", ");
+                        }
+                        expected.push_str(&quote(c));
+                    }
+                    self.bad(key, &expected, v);
                     0
                 }
             },
@@ -192,17 +199,14 @@ impl<'a> Reader<'a> {
                         Value::String(s) if !s.is_empty() => list.push((s.clone(), action)),
                         other => self.faults.push(
                             format!("preset.{key}[{i}]"),
-                            format!("expected a non-empty error type, found {}", kind(other)),
+                            found("expected a non-empty error type", other),
                         ),
                     }
                 }
                 list
             }
             Some(v) => {
-                self.fault(
-                    key,
-                    format!("expected an array of error types, found {}", kind(v)),
-                );
+                self.bad(key, "expected an array of error types", v);
                 Vec::new()
             }
         };
@@ -231,18 +235,34 @@ impl<'a> Reader<'a> {
         for key in self.map.keys() {
             if key != "system" && !self.seen.contains(&key.as_str()) {
                 let known = sorted_unique(&self.seen);
-                self.faults.push(
-                    format!("preset.{key}"),
-                    format!(
-                        "unknown field {} for the {system} preset; expected one of system, {}",
-                        quote(key),
-                        known.join(", ")
-                    ),
-                );
+                let message = cat(&[
+                    "unknown field ",
+                    &quote(key),
+                    " for the ",
+                    system,
+                    " preset; expected one of system, ",
+                    &known.join(", "),
+                ]);
+                self.fault(key, message);
             }
         }
         (self.out, self.faults)
     }
+}
+
+/// `parts` concatenated: the faults' messages are built with this rather
+/// than `format!`, each of whose call sites costs ~100 B of wasm.
+pub(crate) fn cat(parts: &[&str]) -> String {
+    let mut out = String::new();
+    for p in parts {
+        out.push_str(p);
+    }
+    out
+}
+
+/// "`expected`, found <what `v` is>".
+pub(crate) fn found(expected: &str, v: &Value) -> String {
+    cat(&[expected, ", found ", &kind(v)])
 }
 
 /// The option names a system read, sorted and without repeats, for the

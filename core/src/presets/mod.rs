@@ -47,7 +47,7 @@ use crate::matching::first_match;
 use crate::policy::{OnExhaustion, RetryPolicy, kind};
 use crate::{ScheduleRow, Strategy};
 
-use config::Reader;
+use config::{Reader, cat, found};
 use formula::{BullKind, Formula, RatchetPolicy, SidekiqJitter, ZzzStrategy};
 
 /// Every system name a preset accepts, in the order of the docs' table.
@@ -66,6 +66,10 @@ pub const SYSTEMS: [&str; 13] = [
     "zzz_jobs",
     "chasquimq",
 ];
+
+/// [`SYSTEMS`] joined with `", "`, for messages (a literal: cheaper in
+/// wasm than joining at run time).
+const SYSTEM_LIST: &str = "sidekiq, faktory, celery, bullmq, temporal, oban, rq, dramatiq, aws, aws_jitter, ratchet, zzz_jobs, chasquimq";
 
 /// The longest decorrelated-jitter chain `delay` walks (it is linear in the
 /// retry number).
@@ -226,32 +230,33 @@ fn on_exhaustion(a: Action) -> OnExhaustion {
 /// separately) into a preset policy.
 pub(crate) fn from_value(value: &Value) -> Result<RetryPolicy, Error> {
     let mut faults = Faults::default();
-    let Value::Object(map) = value else {
-        faults.push(
+    // One fault site for the three shapes of a bad document or system.
+    let found = match value {
+        Value::Object(map) => match map.get("system") {
+            Some(Value::String(s)) if let Some(i) = SYSTEMS.iter().position(|n| n == s) => {
+                Ok((map, s.clone(), i))
+            }
+            Some(v) => Err((
+                "preset.system",
+                cat(&["expected one of ", SYSTEM_LIST, ", found ", &kind(v)]),
+            )),
+            None => Err((
+                "preset.system",
+                cat(&["expected the system's name, one of ", SYSTEM_LIST]),
+            )),
+        },
+        _ => Err((
             "preset",
-            format!(
-                "expected an object such as {{\"system\": \"sidekiq\", \"retry\": 5}}, found {}",
-                kind(value)
+            found(
+                "expected an object such as {\"system\": \"sidekiq\", \"retry\": 5}",
+                value,
             ),
-        );
-        return Err(into_err(faults));
+        )),
     };
-    let (system, index) = match map.get("system") {
-        Some(Value::String(s)) if let Some(i) = SYSTEMS.iter().position(|n| n == s) => {
-            (s.clone(), i)
-        }
-        Some(v) => {
-            faults.push(
-                "preset.system",
-                format!("expected one of {}, found {}", SYSTEMS.join(", "), kind(v)),
-            );
-            return Err(into_err(faults));
-        }
-        None => {
-            faults.push(
-                "preset.system",
-                format!("expected the system's name, one of {}", SYSTEMS.join(", ")),
-            );
+    let (map, system, index) = match found {
+        Ok(ok) => ok,
+        Err((field, message)) => {
+            faults.push(field, message);
             return Err(into_err(faults));
         }
     };
@@ -424,13 +429,19 @@ static OPTIONS: [Options; 13] = [
     ],
     &[
         ("maxRetries", Opt::Uint(0, 0, INT_MAX)),
-        ("backoffPolicy", Opt::Choice(&["NONE", "FIXED", "EXPONENTIAL"])),
+        (
+            "backoffPolicy",
+            Opt::Choice(&["NONE", "FIXED", "EXPONENTIAL"]),
+        ),
         ("backoffDelayMs", Opt::Uint(0, 0, INT_MAX)),
         ("doNotRetry", Opt::Rules(&[], DEAD)),
     ],
     &[
         ("max_attempts", Opt::Uint(20, 0, INT_MAX)),
-        ("strategy", Opt::Choice(&["exponential", "linear", "constant"])),
+        (
+            "strategy",
+            Opt::Choice(&["exponential", "linear", "constant"]),
+        ),
         ("base_seconds", Opt::Uint(15, 0, MAX_MS)),
         ("max_seconds", Opt::Uint(3_600, 0, MAX_MS)),
         ("jitter", Opt::Bool(true)),
@@ -540,7 +551,7 @@ fn read_sidekiq_retry(r: &mut Reader<'_>, max_retries: u64) -> Option<u64> {
         Some(v) => match crate::policy::read_uint(v) {
             Ok(n) => Some(n),
             Err(m) => {
-                r.fault("retry", format!("{m}, or true / false"));
+                r.fault("retry", cat(&[&m, ", or true / false"]));
                 Some(max_retries)
             }
         },
@@ -579,12 +590,10 @@ fn read_celery_backoff(r: &mut Reader<'_>) -> Option<u64> {
                 }
             }
             _ => {
-                r.fault(
+                r.bad(
                     "retry_backoff",
-                    format!(
-                        "expected true, false or a non-negative number of seconds, found {}",
-                        kind(v)
-                    ),
+                    "expected true, false or a non-negative number of seconds",
+                    v,
                 );
                 None
             }
@@ -620,12 +629,7 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
                 }
             }
             let o = ojs(total(last), 1_000, 4.0, MAX_MS, true, Polynomial);
-            (
-                Formula::Quartic { jitter, steps: 10 },
-                last,
-                exhausted,
-                o,
-            )
+            (Formula::Quartic { jitter, steps: 10 }, last, exhausted, o)
         }
         1 => {
             // faktory
@@ -738,7 +742,12 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
                 max,
                 returned,
             };
-            (f, Some(max), DEAD, ojs(total(Some(max)), ms, 1.0, ms, false, Flat))
+            (
+                f,
+                Some(max),
+                DEAD,
+                ojs(total(Some(max)), ms, 1.0, ms, false, Flat),
+            )
         }
         7 => {
             // dramatiq
@@ -798,7 +807,14 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
                 _ => RatchetPolicy::None,
             };
             let o = if policy == RatchetPolicy::Exponential {
-                ojs(total(Some(max_retries)), base.max(1), 2.0, 86_400_000, false, Exp)
+                ojs(
+                    total(Some(max_retries)),
+                    base.max(1),
+                    2.0,
+                    86_400_000,
+                    false,
+                    Exp,
+                )
             } else {
                 let b = base.max(1);
                 ojs(total(Some(max_retries)), b, 2.0, b, false, Flat)
@@ -811,7 +827,8 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
         }
         11 => {
             // zzz_jobs
-            let (max_attempts, base_s, max_s, jitter, delay_s) = (s(0), s(2), s(3), s(4) == 1, s(5));
+            let (max_attempts, base_s, max_s, jitter, delay_s) =
+                (s(0), s(2), s(3), s(4) == 1, s(5));
             let strategy = match s(1) {
                 1 => ZzzStrategy::Linear,
                 2 => ZzzStrategy::Constant,
@@ -828,7 +845,14 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
                     } else {
                         Exp
                     };
-                    ojs(max_attempts, ms(base_s), 2.0, ms(max_s.max(base_s)), jitter, st)
+                    ojs(
+                        max_attempts,
+                        ms(base_s),
+                        2.0,
+                        ms(max_s.max(base_s)),
+                        jitter,
+                        st,
+                    )
                 }
             };
             let f = Formula::Zzz {
@@ -888,13 +912,13 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
                 (BullKind::Fixed, d, 0.0)
             }
             None => {
-                r.fault("backoff", format!("{expected}, found {}", kind(v)));
+                r.bad("backoff", expected, v);
                 (BullKind::None, 0.0, 0.0)
             }
         },
         Some(Value::Object(m)) => {
             let bad = |r: &mut Reader<'_>, k: &str, why: String| {
-                r.faults.push(format!("preset.backoff.{k}"), why);
+                r.faults.push(cat(&["preset.backoff.", k]), why);
             };
             let kind_ = match m.get("type").and_then(Value::as_str) {
                 Some("fixed") => BullKind::Fixed,
@@ -903,10 +927,10 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
                     bad(
                         r,
                         "type",
-                        format!(
-                            "expected \"fixed\" or \"exponential\" (custom strategies are code), found {}",
-                            m.get("type").map_or_else(|| "nothing".to_owned(), kind)
-                        ),
+                        cat(&[
+                            "expected \"fixed\" or \"exponential\" (custom strategies are code), found ",
+                            &m.get("type").map_or_else(|| "nothing".to_owned(), kind),
+                        ]),
                     );
                     BullKind::None
                 }
@@ -914,11 +938,7 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
             let delay = match m.get("delay") {
                 None => 0.0,
                 Some(v) => valid_ms(v).unwrap_or_else(|| {
-                    bad(
-                        r,
-                        "delay",
-                        format!("expected a number of ms, found {}", kind(v)),
-                    );
+                    bad(r, "delay", found("expected a number of ms", v));
                     0.0
                 }),
             };
@@ -928,11 +948,7 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
                     .as_f64()
                     .filter(|j| v.is_number() && (0.0..=1.0).contains(j))
                     .unwrap_or_else(|| {
-                        bad(
-                            r,
-                            "jitter",
-                            format!("expected a number between 0 and 1, found {}", kind(v)),
-                        );
+                        bad(r, "jitter", found("expected a number between 0 and 1", v));
                         0.0
                     }),
             };
@@ -941,7 +957,11 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
                     bad(
                         r,
                         k,
-                        format!("unknown field {}; expected type, delay, jitter", quote(k)),
+                        cat(&[
+                            "unknown field ",
+                            &quote(k),
+                            "; expected type, delay, jitter",
+                        ]),
                     );
                 }
             }
@@ -954,7 +974,7 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
             (kind_, delay, jitter)
         }
         Some(v) => {
-            r.fault("backoff", format!("{expected}, found {}", kind(v)));
+            r.bad("backoff", expected, v);
             (BullKind::None, 0.0, 0.0)
         }
     }
@@ -977,7 +997,7 @@ fn read_rq_interval(r: &mut Reader<'_>) -> Vec<u64> {
         Some(v) => match crate::policy::read_uint(v) {
             Ok(s) => alloc::vec![s],
             Err(_) => {
-                r.fault("interval", format!("{expected}, found {}", kind(v)));
+                r.bad("interval", expected, v);
                 alloc::vec![0]
             }
         },
@@ -1072,5 +1092,15 @@ impl Reader<'_> {
     /// of fields read with [`Reader::raw`]).
     fn raw_peek(&self, key: &str) -> Option<&Value> {
         self.map_ref().get(key)
+    }
+}
+
+#[cfg(test)]
+mod list_tests {
+    use super::*;
+
+    #[test]
+    fn system_list_is_the_systems_joined() {
+        assert_eq!(SYSTEM_LIST, SYSTEMS.join(", "));
     }
 }
