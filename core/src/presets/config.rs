@@ -16,7 +16,6 @@ use crate::policy::{kind, read_uint};
 
 pub(crate) struct Reader<'a> {
     map: &'a Map<String, Value>,
-    seen: Vec<&'static str>,
     pub(crate) faults: Faults,
     pub(crate) out: Map<String, Value>,
 }
@@ -25,14 +24,12 @@ impl<'a> Reader<'a> {
     pub(crate) fn new(map: &'a Map<String, Value>) -> Self {
         Self {
             map,
-            seen: Vec::new(),
             faults: Faults::default(),
             out: Map::new(),
         }
     }
 
-    fn get(&mut self, key: &'static str) -> Option<&'a Value> {
-        self.seen.push(key);
+    fn get(&self, key: &str) -> Option<&'a Value> {
         self.map.get(key)
     }
 
@@ -70,7 +67,7 @@ impl<'a> Reader<'a> {
                 }
             },
         };
-        self.out.insert(key.to_owned(), Value::from(v));
+        self.put(key, Value::from(v));
         v
     }
 
@@ -93,7 +90,7 @@ impl<'a> Reader<'a> {
                 }
             },
         };
-        self.out.insert(key.to_owned(), Value::from(v));
+        self.put(key, Value::from(v));
         v
     }
 
@@ -134,7 +131,7 @@ impl<'a> Reader<'a> {
                 }
             },
         };
-        self.out.insert(key.to_owned(), float(v));
+        self.put(key, float(v));
         v
     }
 
@@ -147,7 +144,7 @@ impl<'a> Reader<'a> {
                 default
             }
         };
-        self.out.insert(key.to_owned(), Value::Bool(v));
+        self.put(key, Value::Bool(v));
         v
     }
 
@@ -173,10 +170,7 @@ impl<'a> Reader<'a> {
                 }
             },
         };
-        self.out.insert(
-            key.to_owned(),
-            Value::from(choices.get(v).copied().unwrap_or("")),
-        );
+        self.put(key, Value::from(choices.get(v).copied().unwrap_or("")));
         v
     }
 
@@ -198,7 +192,7 @@ impl<'a> Reader<'a> {
                     match item {
                         Value::String(s) if !s.is_empty() => list.push((s.clone(), action)),
                         other => self.faults.push(
-                            format!("preset.{key}[{i}]"),
+                            item_field(key, i),
                             found("expected a non-empty error type", other),
                         ),
                     }
@@ -210,8 +204,8 @@ impl<'a> Reader<'a> {
                 Vec::new()
             }
         };
-        self.out.insert(
-            key.to_owned(),
+        self.put(
+            key,
             Value::Array(v.iter().map(|(s, _)| Value::String(s.clone())).collect()),
         );
         v
@@ -226,15 +220,22 @@ impl<'a> Reader<'a> {
         self.map
     }
 
+    #[inline(never)]
     pub(crate) fn put(&mut self, key: &str, v: Value) {
-        self.out.insert(key.to_owned(), v);
+        self.out.insert(String::from(key), v);
     }
 
-    /// Faults for keys the system does not have; returns the canonical map.
-    pub(crate) fn finish(mut self, system: &str) -> (Map<String, Value>, Faults) {
+    /// Faults for keys the system does not have (its options: the names
+    /// in `options`, every one of which the system reads); returns the
+    /// canonical map.
+    pub(crate) fn finish<T>(
+        mut self,
+        system: &str,
+        options: &[(&'static str, T)],
+    ) -> (Map<String, Value>, Faults) {
         for key in self.map.keys() {
-            if key != "system" && !self.seen.contains(&key.as_str()) {
-                let known = sorted_unique(&self.seen);
+            if key != "system" && !options.iter().any(|o| o.0 == key) {
+                let known = sorted_unique(options);
                 let message = cat(&[
                     "unknown field ",
                     &quote(key),
@@ -260,6 +261,11 @@ pub(crate) fn cat(parts: &[&str]) -> String {
     out
 }
 
+/// The field `preset.<key>[<i>]`.
+pub(crate) fn item_field(key: &str, i: usize) -> String {
+    format!("preset.{key}[{i}]")
+}
+
 /// "`expected`, found <what `v` is>".
 pub(crate) fn found(expected: &str, v: &Value) -> String {
     cat(&[expected, ", found ", &kind(v)])
@@ -269,12 +275,12 @@ pub(crate) fn found(expected: &str, v: &Value) -> String {
 /// unknown-field message. A selection over a short static list (each step
 /// takes the least name above the last one): the generic `sort_unstable`
 /// costs ~3 KB of wasm for this one call, and `Vec::insert` a panic path.
-fn sorted_unique(names: &[&'static str]) -> Vec<&'static str> {
+fn sorted_unique<T>(names: &[(&'static str, T)]) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::with_capacity(names.len());
     let mut last: Option<&str> = None;
     while let Some(next) = names
         .iter()
-        .copied()
+        .map(|n| n.0)
         .filter(|n| last.is_none_or(|l| *n > l))
         .min()
     {
@@ -313,7 +319,7 @@ mod tests {
         let mut expected = names.to_vec();
         expected.sort_unstable();
         expected.dedup();
-        assert_eq!(sorted_unique(&names), expected);
-        assert!(sorted_unique(&[]).is_empty());
+        assert_eq!(sorted_unique(&names.map(|n| (n, ()))), expected);
+        assert!(sorted_unique::<()>(&[]).is_empty());
     }
 }

@@ -264,10 +264,8 @@ pub(crate) fn from_value(value: &Value) -> Result<RetryPolicy, Error> {
     let options = OPTIONS.get(index).copied().unwrap_or(&[]);
     let mut read = Read::default();
     read_options(options, &mut r, &mut read);
-    let (mut out, mut found) = r.finish(&system);
-    let mut canonical = Map::new();
+    let (mut canonical, mut found) = r.finish(&system, options);
     canonical.insert("system".to_owned(), Value::String(system));
-    canonical.append(&mut out);
     faults.0.append(&mut found.0);
     if !faults.0.is_empty() {
         return Err(into_err(faults));
@@ -989,7 +987,7 @@ fn read_rq_interval(r: &mut Reader<'_>) -> Vec<u64> {
             for (i, item) in items.iter().enumerate() {
                 match crate::policy::read_uint(item) {
                     Ok(s) => out.push(s),
-                    Err(m) => r.faults.push(format!("preset.interval[{i}]"), m),
+                    Err(m) => r.faults.push(config::item_field("interval", i), m),
                 }
             }
             out
