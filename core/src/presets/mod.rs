@@ -333,6 +333,28 @@ const INT_MAX: u64 = i32::MAX as u64;
 /// no option read reaches it (integers stop at [`MAX_MS`]).
 const NONE: u64 = u64::MAX;
 
+/// An integer option's upper bound (a code: the table stays small).
+#[derive(Clone, Copy)]
+enum Max {
+    Ms,
+    MsOver100,
+    MsHalf,
+    I32,
+    U32,
+}
+
+impl Max {
+    fn value(self) -> u64 {
+        match self {
+            Self::Ms => MAX_MS,
+            Self::MsOver100 => MAX_MS / 100,
+            Self::MsHalf => MAX_MS / 2,
+            Self::I32 => INT_MAX,
+            Self::U32 => u64::from(u32::MAX),
+        }
+    }
+}
+
 /// How one option is read. Every system's options are a table of these,
 /// read in order by one loop ([`read_options`]): the faults come out in
 /// the table's order, and the per-system code only builds the formula
@@ -340,25 +362,28 @@ const NONE: u64 = u64::MAX;
 /// more wasm.
 #[derive(Clone, Copy)]
 enum Opt {
+    // The fields are narrow: the tables are data in the module (~20 B a
+    // row rather than 40).
     /// An integer: default, min, max.
-    Uint(u64, u64, u64),
+    Uint(u32, u8, Max),
     /// An integer whose default is an earlier slot times a factor: slot,
     /// factor, min, max (Temporal's `maximumInterval`).
-    UintTimes(usize, u64, u64, u64),
+    UintTimes(u8, u8, u8, Max),
     /// An integer that may be negative: default, min.
-    Int(i64, i64),
-    /// An integer or `null` (unlimited, [`NONE`]).
-    OptUint(Option<u64>),
-    /// A finite number (its bits): default, min, max.
-    Number(f64, f64, f64),
+    Int(i32, i32),
+    /// An integer (default given) or `null` (unlimited, [`NONE`]).
+    OptUint(u32),
+    /// A finite number (its bits): default, min, and whether the maximum
+    /// is 9e12 (else `f64::MAX`).
+    Number(f32, f32, bool),
     Bool(bool),
     /// One of the choices (first: the default), as its index.
     Choice(&'static [&'static str]),
     /// Error-type patterns with their outcome, appended to the rules.
     Rules(&'static [&'static str], Action),
     /// A check, not an option: the previous slot is at least slot `.0`;
-    /// the fault is the key's; `.1` is the unit in the message.
-    AtLeast(usize, &'static str),
+    /// the fault is the key's; `.1`: the message says "ms".
+    AtLeast(u8, bool),
     SidekiqRetry,
     CeleryBackoff,
     BullBackoff,
@@ -371,7 +396,7 @@ type Options = &'static [(&'static str, Opt)];
 static OPTIONS: [Options; 13] = [
     &[
         ("version", Opt::Choice(&["8", "7"])),
-        ("max_retries", Opt::Uint(25, 0, MAX_MS)),
+        ("max_retries", Opt::Uint(25, 0, Max::Ms)),
         ("retry", Opt::SidekiqRetry),
         ("dead", Opt::Bool(true)),
         // DEAD: the morgue, or dropped with `dead: false` (see `build`).
@@ -380,78 +405,78 @@ static OPTIONS: [Options; 13] = [
     ],
     &[("retry", Opt::Int(25, -1))],
     &[
-        ("max_retries", Opt::OptUint(Some(3))),
+        ("max_retries", Opt::OptUint(3)),
         ("retry_backoff", Opt::CeleryBackoff),
-        ("retry_backoff_max", Opt::Uint(600, 0, MAX_MS)),
+        ("retry_backoff_max", Opt::Uint(600, 0, Max::Ms)),
         ("retry_jitter", Opt::Bool(true)),
-        ("default_retry_delay", Opt::Number(180.0, 0.0, 9.0e12)),
+        ("default_retry_delay", Opt::Number(180.0, 0.0, true)),
         ("dont_autoretry_for", Opt::Rules(&[], GONE)),
     ],
     &[
-        ("attempts", Opt::Uint(1, 0, MAX_MS)),
+        ("attempts", Opt::Uint(1, 0, Max::Ms)),
         ("backoff", Opt::BullBackoff),
         ("unrecoverable", Opt::Rules(&["UnrecoverableError"], DEAD)),
     ],
     &[
-        ("initialInterval", Opt::Uint(1_000, 1, MAX_MS / 100)),
-        ("backoffCoefficient", Opt::Number(2.0, 1.0, f64::MAX)),
-        ("maximumInterval", Opt::UintTimes(0, 100, 1, MAX_MS)),
-        ("maximumInterval", Opt::AtLeast(0, " ms")),
-        ("maximumAttempts", Opt::Uint(0, 0, INT_MAX)),
+        ("initialInterval", Opt::Uint(1_000, 1, Max::MsOver100)),
+        ("backoffCoefficient", Opt::Number(2.0, 1.0, false)),
+        ("maximumInterval", Opt::UintTimes(0, 100, 1, Max::Ms)),
+        ("maximumInterval", Opt::AtLeast(0, true)),
+        ("maximumAttempts", Opt::Uint(0, 0, Max::I32)),
         ("nonRetryableErrorTypes", Opt::Rules(&[], GONE)),
     ],
-    &[("max_attempts", Opt::Uint(20, 1, INT_MAX))],
+    &[("max_attempts", Opt::Uint(20, 1, Max::I32))],
     &[
-        ("max", Opt::Uint(1, 1, MAX_MS)),
+        ("max", Opt::Uint(1, 1, Max::Ms)),
         ("interval", Opt::RqInterval),
         ("rule", Opt::Choice(&["raised", "returned"])),
     ],
     &[
-        ("max_retries", Opt::OptUint(Some(20))),
-        ("min_backoff", Opt::Uint(15_000, 0, MAX_MS)),
-        ("max_backoff", Opt::Uint(604_800_000, 0, MAX_MS)),
+        ("max_retries", Opt::OptUint(20)),
+        ("min_backoff", Opt::Uint(15_000, 0, Max::Ms)),
+        ("max_backoff", Opt::Uint(604_800_000, 0, Max::Ms)),
         ("throws", Opt::Rules(&[], DEAD)),
     ],
     &[
-        ("max_attempts", Opt::Uint(3, 1, MAX_MS)),
+        ("max_attempts", Opt::Uint(3, 1, Max::Ms)),
         ("throttling", Opt::Bool(false)),
         ("non_retryable", Opt::Rules(&[], GONE)),
     ],
     &[
         ("jitter", Opt::Choice(&["full", "equal", "decorrelated"])),
-        ("base_ms", Opt::Uint(100, 1, MAX_MS)),
-        ("cap_ms", Opt::Uint(20_000, 1, MAX_MS)),
-        ("cap_ms", Opt::AtLeast(1, "")),
-        ("max_attempts", Opt::Uint(3, 1, MAX_MS)),
+        ("base_ms", Opt::Uint(100, 1, Max::Ms)),
+        ("cap_ms", Opt::Uint(20_000, 1, Max::Ms)),
+        ("cap_ms", Opt::AtLeast(1, false)),
+        ("max_attempts", Opt::Uint(3, 1, Max::Ms)),
         ("non_retryable", Opt::Rules(&[], GONE)),
     ],
     &[
-        ("maxRetries", Opt::Uint(0, 0, INT_MAX)),
+        ("maxRetries", Opt::Uint(0, 0, Max::I32)),
         (
             "backoffPolicy",
             Opt::Choice(&["NONE", "FIXED", "EXPONENTIAL"]),
         ),
-        ("backoffDelayMs", Opt::Uint(0, 0, INT_MAX)),
+        ("backoffDelayMs", Opt::Uint(0, 0, Max::I32)),
         ("doNotRetry", Opt::Rules(&[], DEAD)),
     ],
     &[
-        ("max_attempts", Opt::Uint(20, 0, INT_MAX)),
+        ("max_attempts", Opt::Uint(20, 0, Max::I32)),
         (
             "strategy",
             Opt::Choice(&["exponential", "linear", "constant"]),
         ),
-        ("base_seconds", Opt::Uint(15, 0, MAX_MS)),
-        ("max_seconds", Opt::Uint(3_600, 0, MAX_MS)),
+        ("base_seconds", Opt::Uint(15, 0, Max::Ms)),
+        ("max_seconds", Opt::Uint(3_600, 0, Max::Ms)),
         ("jitter", Opt::Bool(true)),
-        ("delay_seconds", Opt::Uint(10, 0, MAX_MS)),
+        ("delay_seconds", Opt::Uint(10, 0, Max::Ms)),
     ],
     &[
-        ("max_attempts", Opt::Uint(3, 0, u32::MAX as u64)),
+        ("max_attempts", Opt::Uint(3, 0, Max::U32)),
         ("kind", Opt::Choice(&["exponential", "fixed"])),
-        ("delay_ms", Opt::Uint(100, 0, MAX_MS)),
-        ("max_delay_ms", Opt::Uint(30_000, 0, MAX_MS)),
-        ("multiplier", Opt::Number(2.0, 0.0, f64::MAX)),
-        ("jitter_ms", Opt::Uint(100, 0, MAX_MS / 2)),
+        ("delay_ms", Opt::Uint(100, 0, Max::Ms)),
+        ("max_delay_ms", Opt::Uint(30_000, 0, Max::Ms)),
+        ("multiplier", Opt::Number(2.0, 0.0, false)),
+        ("jitter_ms", Opt::Uint(100, 0, Max::MsHalf)),
         (
             "unrecoverable",
             Opt::Rules(&["UnrecoverableError", "panic"], DEAD),
@@ -498,14 +523,18 @@ fn index_u64(i: usize) -> u64 {
 fn read_options(options: Options, r: &mut Reader<'_>, read: &mut Read) {
     for (i, &(key, opt)) in options.iter().enumerate() {
         let v = match opt {
-            Opt::Uint(d, min, max) => r.uint(key, d, min, max),
+            Opt::Uint(d, min, max) => r.uint(key, d.into(), min.into(), max.value()),
             Opt::UintTimes(of, factor, min, max) => {
-                r.uint(key, read.get(of).saturating_mul(factor), min, max)
+                let d = read.get(of.into()).saturating_mul(factor.into());
+                r.uint(key, d, min.into(), max.value())
             }
             #[allow(clippy::cast_sign_loss)] // read back with `as i64`
-            Opt::Int(d, min) => r.int(key, d, min) as u64,
-            Opt::OptUint(d) => r.opt_uint(key, d).unwrap_or(NONE),
-            Opt::Number(d, min, max) => r.number(key, d, min, max).to_bits(),
+            Opt::Int(d, min) => r.int(key, d.into(), min.into()) as u64,
+            Opt::OptUint(d) => r.opt_uint(key, Some(d.into())).unwrap_or(NONE),
+            Opt::Number(d, min, days) => {
+                let max = if days { 9.0e12 } else { f64::MAX };
+                r.number(key, d.into(), min.into(), max).to_bits()
+            }
             Opt::Bool(d) => u64::from(r.boolean(key, d)),
             Opt::Choice(choices) => index_u64(r.choice(key, choices)),
             Opt::Rules(d, action) => {
@@ -513,10 +542,12 @@ fn read_options(options: Options, r: &mut Reader<'_>, read: &mut Read) {
                 read.rules.append(&mut list);
                 0
             }
-            Opt::AtLeast(of, unit) => {
+            Opt::AtLeast(of, ms) => {
+                let of = usize::from(of);
                 let (v, min) = (read.get(i.saturating_sub(1)), read.get(of));
                 if v < min {
                     let other = options.get(of).map_or("", |o| o.0);
+                    let unit = if ms { " ms" } else { "" };
                     r.fault(
                         key,
                         format!("expected {key} >= {other}, found {v}{unit} < {min}{unit}"),
