@@ -917,75 +917,44 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
     }
 }
 fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
-    let expected = "expected a number of ms or {\"type\": \"fixed\" | \"exponential\", \"delay\": ms, \"jitter\": 0..1}";
-    let canonical = |k: &str, d: f64, j: f64| {
-        let mut m = Map::new();
-        m.insert("type".to_owned(), Value::from(k));
-        m.insert("delay".to_owned(), config::float(d));
-        m.insert("jitter".to_owned(), config::float(j));
-        Value::Object(m)
-    };
-    let valid_ms = |v: &Value| {
-        v.as_f64()
-            .filter(|x| v.is_number() && x.is_finite() && *x >= 0.0 && *x <= 9.0e15)
-    };
-    match r.raw("backoff") {
+    let read = match r.raw("backoff") {
         None | Some(Value::Null) => {
             r.put("backoff", Value::Null);
-            (BullKind::None, 0.0, 0.0)
+            return (BullKind::None, 0.0, 0.0);
         }
         // `Backoffs.normalize`: a number is a fixed delay.
-        Some(v) if v.is_number() => match valid_ms(v) {
-            Some(d) => {
-                r.put("backoff", canonical("fixed", d, 0.0));
-                (BullKind::Fixed, d, 0.0)
-            }
-            None => {
-                r.bad("backoff", expected, v);
-                (BullKind::None, 0.0, 0.0)
-            }
-        },
+        Some(v) if v.is_number() => in_range(v, 0.0, 9.0e15)
+            .map(|d| (BullKind::Fixed, d, 0.0))
+            .ok_or(v),
         Some(Value::Object(m)) => {
-            let bad = |r: &mut Reader<'_>, k: &str, why: String| {
-                r.faults.push(cat(&["preset.backoff.", k]), why);
-            };
             let kind_ = match m.get("type").and_then(Value::as_str) {
                 Some("fixed") => BullKind::Fixed,
                 Some("exponential") => BullKind::Exponential,
                 _ => {
-                    bad(
-                        r,
-                        "type",
+                    let found = m.get("type").map_or_else(|| "nothing".to_owned(), kind);
+                    r.fault(
+                        "backoff.type",
                         cat(&[
                             "expected \"fixed\" or \"exponential\" (custom strategies are code), found ",
-                            &m.get("type").map_or_else(|| "nothing".to_owned(), kind),
+                            &found,
                         ]),
                     );
                     BullKind::None
                 }
             };
-            let delay = match m.get("delay") {
+            let mut number = |key: &str, max: f64, expected: &str| match m.get(key) {
                 None => 0.0,
-                Some(v) => valid_ms(v).unwrap_or_else(|| {
-                    bad(r, "delay", found("expected a number of ms", v));
+                Some(v) => in_range(v, 0.0, max).unwrap_or_else(|| {
+                    r.bad(&cat(&["backoff.", key]), expected, v);
                     0.0
                 }),
             };
-            let jitter = match m.get("jitter") {
-                None => 0.0,
-                Some(v) => v
-                    .as_f64()
-                    .filter(|j| v.is_number() && (0.0..=1.0).contains(j))
-                    .unwrap_or_else(|| {
-                        bad(r, "jitter", found("expected a number between 0 and 1", v));
-                        0.0
-                    }),
-            };
+            let delay = number("delay", 9.0e15, "expected a number of ms");
+            let jitter = number("jitter", 1.0, "expected a number between 0 and 1");
             for k in m.keys() {
                 if !["type", "delay", "jitter"].contains(&k.as_str()) {
-                    bad(
-                        r,
-                        k,
+                    r.fault(
+                        &cat(&["backoff.", k]),
                         cat(&[
                             "unknown field ",
                             &quote(k),
@@ -994,19 +963,39 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
                     );
                 }
             }
+            Ok((kind_, delay, jitter))
+        }
+        Some(v) => Err(v),
+    };
+    match read {
+        Ok((kind_, delay, jitter)) => {
             let name = if kind_ == BullKind::Exponential {
                 "exponential"
             } else {
                 "fixed"
             };
-            r.put("backoff", canonical(name, delay, jitter));
+            let mut m = Map::new();
+            m.insert("type".to_owned(), Value::from(name));
+            m.insert("delay".to_owned(), config::float(delay));
+            m.insert("jitter".to_owned(), config::float(jitter));
+            r.put("backoff", Value::Object(m));
             (kind_, delay, jitter)
         }
-        Some(v) => {
-            r.bad("backoff", expected, v);
+        Err(v) => {
+            r.bad(
+                "backoff",
+                "expected a number of ms or {\"type\": \"fixed\" | \"exponential\", \"delay\": ms, \"jitter\": 0..1}",
+                v,
+            );
             (BullKind::None, 0.0, 0.0)
         }
     }
+}
+
+/// A JSON number in `[min, max]` (so finite).
+fn in_range(v: &Value, min: f64, max: f64) -> Option<f64> {
+    v.as_f64()
+        .filter(|x| v.is_number() && *x >= min && *x <= max)
 }
 
 fn read_rq_interval(r: &mut Reader<'_>) -> Vec<u64> {
