@@ -41,7 +41,7 @@ use crate::json::{AsValue, Map, Value};
 use crate::backoff::{Backoff, Curve, Rounding, Spread};
 use crate::decision::Action;
 use crate::duration::MAX_MS;
-use crate::error::{Error, ErrorCode, Faults, quote};
+use crate::error::{Error, ErrorCode, quote};
 use crate::jitter::JitterSource;
 use crate::matching::first_match;
 use crate::policy::{OnExhaustion, RetryPolicy, kind};
@@ -229,7 +229,6 @@ fn on_exhaustion(a: Action) -> OnExhaustion {
 /// Reads `{"system": "...", ...}` (or a bare config with `system` given
 /// separately) into a preset policy.
 pub(crate) fn from_value(value: &Value) -> Result<RetryPolicy, Error> {
-    let mut faults = Faults::default();
     // One fault site for the three shapes of a bad document or system.
     let found = match value {
         Value::Object(map) => match map.get("system") {
@@ -256,20 +255,18 @@ pub(crate) fn from_value(value: &Value) -> Result<RetryPolicy, Error> {
     let (map, system, index) = match found {
         Ok(ok) => ok,
         Err((field, message)) => {
-            faults.push(field, message);
-            return Err(into_err(faults));
+            return Err(Error::new(ErrorCode::RetryPolicyInvalid, field, message));
         }
     };
     let mut r = Reader::new(map);
     let options = OPTIONS.get(index).copied().unwrap_or(&[]);
     let mut read = Read::default();
     read_options(options, &mut r, &mut read);
-    let (mut canonical, mut found) = r.finish(&system, options);
-    canonical.insert("system".to_owned(), Value::String(system));
-    faults.0.append(&mut found.0);
-    if !faults.0.is_empty() {
-        return Err(into_err(faults));
+    let (mut canonical, faults) = r.finish(&system, options);
+    if let Some(e) = Error::from_faults(ErrorCode::RetryPolicyInvalid, faults.0) {
+        return Err(e);
     }
+    canonical.insert("system".to_owned(), Value::String(system));
     let (formula, last_retried, exhausted, ojs) = build(index, &mut read);
     let non_retryable = read.rules.iter().map(|(p, _)| p.clone()).collect();
     Ok(RetryPolicy::assemble(
@@ -291,13 +288,6 @@ pub(crate) fn from_value(value: &Value) -> Result<RetryPolicy, Error> {
         // Sidekiq checks the limit before its `sidekiq_retry_in` outcomes.
         limit_first: index == 0,
     })))
-}
-
-fn into_err(faults: Faults) -> Error {
-    match faults.into_error(ErrorCode::RetryPolicyInvalid) {
-        Err(e) => e,
-        Ok(()) => Error::new(ErrorCode::RetryPolicyInvalid, "preset", "invalid preset"),
-    }
 }
 
 fn ojs(
