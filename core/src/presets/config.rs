@@ -116,9 +116,9 @@ impl<'a> Reader<'a> {
     pub(crate) fn number(&mut self, key: &'static str, default: f64, min: f64, max: f64) -> f64 {
         let v = match self.get(key) {
             None => default,
-            Some(v) => match v.as_f64() {
-                Some(x) if v.is_number() && x.is_finite() && x >= min && x <= max => x,
-                _ => {
+            Some(v) => match in_range(v, min, max) {
+                Some(x) => x,
+                None => {
                     // show_f64, not `{}`: float Display costs ~15 KB of wasm.
                     let expected = cat(&[
                         "expected a number between ",
@@ -184,7 +184,8 @@ impl<'a> Reader<'a> {
         default: &[&str],
         action: Action,
     ) -> Vec<(String, Action)> {
-        let v: Vec<(String, Action)> = match self.get(key) {
+        let given = self.get(key);
+        let v: Vec<(String, Action)> = match given {
             None => default.iter().map(|s| ((*s).to_owned(), action)).collect(),
             Some(Value::Array(items)) => {
                 let mut list = Vec::with_capacity(items.len());
@@ -204,10 +205,13 @@ impl<'a> Reader<'a> {
                 Vec::new()
             }
         };
-        self.put(
-            key,
-            Value::Array(v.iter().map(|(s, _)| Value::String(s.clone())).collect()),
-        );
+        // Without a fault (else it is not used), a given list is the
+        // canonical one.
+        let canonical = match given {
+            Some(list) => list.clone(),
+            None => Value::Array(v.iter().map(|(s, _)| Value::String(s.clone())).collect()),
+        };
+        self.put(key, canonical);
         v
     }
 
@@ -259,6 +263,12 @@ pub(crate) fn cat(parts: &[&str]) -> String {
         out.push_str(p);
     }
     out
+}
+
+/// A JSON number in `[min, max]` (so finite).
+pub(crate) fn in_range(v: &Value, min: f64, max: f64) -> Option<f64> {
+    v.as_f64()
+        .filter(|x| v.is_number() && *x >= min && *x <= max)
 }
 
 /// The field `preset.<key>[<i>]`.

@@ -47,7 +47,7 @@ use crate::matching::first_match;
 use crate::policy::{OnExhaustion, RetryPolicy, kind};
 use crate::{ScheduleRow, Strategy};
 
-use config::{Reader, cat, found};
+use config::{Reader, cat, found, in_range};
 use formula::{BullKind, Formula, RatchetPolicy, SidekiqJitter, ZzzStrategy};
 
 /// Every system name a preset accepts, in the order of the docs' table.
@@ -596,8 +596,8 @@ fn read_celery_backoff(r: &mut Reader<'_>) -> Option<u64> {
             r.put("retry_backoff", Value::Bool(true));
             Some(1)
         }
-        Some(v) => match v.as_f64() {
-            Some(x) if v.is_number() && x.is_finite() && x >= 0.0 => {
+        Some(v) => match in_range(v, 0.0, f64::MAX) {
+            Some(x) => {
                 r.put("retry_backoff", v.clone());
                 // `float(retry_backoff)`; 0 is falsy;
                 // `factor=int(max(1.0, retry_backoff))`.
@@ -980,12 +980,6 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
             (BullKind::None, 0.0, 0.0)
         }
     }
-}
-
-/// A JSON number in `[min, max]` (so finite).
-fn in_range(v: &Value, min: f64, max: f64) -> Option<f64> {
-    v.as_f64()
-        .filter(|x| v.is_number() && *x >= min && *x <= max)
 }
 
 fn read_rq_interval(r: &mut Reader<'_>) -> Vec<u64> {
