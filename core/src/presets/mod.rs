@@ -269,8 +269,13 @@ pub(crate) fn from_value(value: &Value) -> Result<RetryPolicy, Error> {
     canonical.insert("system".to_owned(), Value::String(system));
     let (formula, last_retried, exhausted, ojs) = build(index, &mut read);
     let non_retryable = read.rules.iter().map(|(p, _)| p.clone()).collect();
+    let max_attempts = if ojs.max_attempts == FROM_LIMIT {
+        total(last_retried)
+    } else {
+        ojs.max_attempts
+    };
     Ok(RetryPolicy::assemble(
-        ojs.max_attempts,
+        max_attempts,
         ojs.initial_ms,
         ojs.coefficient,
         ojs.max_ms,
@@ -312,6 +317,10 @@ fn ojs(
 fn attempts(n: u64) -> Option<u64> {
     Some(n.saturating_sub(1))
 }
+
+/// [`Ojs::max_attempts`] for "the limit's attempts" ([`total`]): every
+/// system but two, whose zero attempts are not the limit's one.
+const FROM_LIMIT: u64 = u64::MAX;
 
 fn total(last: Option<u64>) -> u64 {
     last.map_or(MAX_MS, |l| l.saturating_add(1).min(MAX_MS))
@@ -647,7 +656,7 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
                     rule.1 = to_morgue;
                 }
             }
-            let o = ojs(total(last), 1_000, 4.0, MAX_MS, true, Polynomial);
+            let o = ojs(FROM_LIMIT, 1_000, 4.0, MAX_MS, true, Polynomial);
             (Formula::Quartic { jitter, steps: 10 }, last, exhausted, o)
         }
         1 => {
@@ -666,7 +675,7 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
                 f,
                 last,
                 exhausted,
-                ojs(total(last), 1_000, 4.0, MAX_MS, true, Polynomial),
+                ojs(FROM_LIMIT, 1_000, 4.0, MAX_MS, true, Polynomial),
             )
         }
         2 => {
@@ -678,7 +687,7 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
             let last = read.opt(0);
             let o = match factor {
                 Some(f) => ojs(
-                    total(last),
+                    FROM_LIMIT,
                     f.saturating_mul(1000).max(1),
                     2.0,
                     maximum.saturating_mul(1000).max(1),
@@ -686,7 +695,7 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
                     Exp,
                 ),
                 None => ojs(
-                    total(last),
+                    FROM_LIMIT,
                     fixed_ms.max(1),
                     1.0,
                     fixed_ms.max(1),
@@ -712,9 +721,9 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let d = (delay as u64).max(1);
             let o = if kind_ == BullKind::Exponential {
-                ojs(attempts_n.max(1), d, 2.0, MAX_MS, jitter > 0.0, Exp)
+                ojs(FROM_LIMIT, d, 2.0, MAX_MS, jitter > 0.0, Exp)
             } else {
-                ojs(attempts_n.max(1), d, 2.0, d, jitter > 0.0, Flat)
+                ojs(FROM_LIMIT, d, 2.0, d, jitter > 0.0, Flat)
             };
             let f = Formula::Bullmq {
                 kind: kind_,
@@ -736,13 +745,13 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
                 coefficient,
                 max_ms: max,
             };
-            let o = ojs(total(last), initial, coefficient, max, false, Exp);
+            let o = ojs(FROM_LIMIT, initial, coefficient, max, false, Exp);
             (f, last, GONE, o)
         }
         5 => {
             // oban
             let max_attempts = s(0);
-            let o = ojs(max_attempts, 17_000, 2.0, MAX_MS, true, Exp);
+            let o = ojs(FROM_LIMIT, 17_000, 2.0, MAX_MS, true, Exp);
             (
                 Formula::Oban { max_attempts },
                 attempts(max_attempts),
@@ -765,7 +774,7 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
                 f,
                 Some(max),
                 DEAD,
-                ojs(total(Some(max)), ms, 1.0, ms, false, Flat),
+                ojs(FROM_LIMIT, ms, 1.0, ms, false, Flat),
             )
         }
         7 => {
@@ -778,7 +787,7 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
                 max_backoff: max_backoff.min(604_800_000),
             };
             let o = ojs(
-                total(last),
+                FROM_LIMIT,
                 min_backoff.max(1),
                 2.0,
                 max_backoff.max(min_backoff).max(1),
@@ -814,7 +823,7 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
             } else {
                 Formula::Engine(b)
             };
-            let o = ojs(max_attempts, base, 2.0, cap.max(base), true, Exp);
+            let o = ojs(FROM_LIMIT, base, 2.0, cap.max(base), true, Exp);
             (f, attempts(max_attempts), GONE, o)
         }
         10 => {
@@ -826,17 +835,10 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
                 _ => RatchetPolicy::None,
             };
             let o = if policy == RatchetPolicy::Exponential {
-                ojs(
-                    total(Some(max_retries)),
-                    base.max(1),
-                    2.0,
-                    86_400_000,
-                    false,
-                    Exp,
-                )
+                ojs(FROM_LIMIT, base.max(1), 2.0, 86_400_000, false, Exp)
             } else {
                 let b = base.max(1);
-                ojs(total(Some(max_retries)), b, 2.0, b, false, Flat)
+                ojs(FROM_LIMIT, b, 2.0, b, false, Flat)
             };
             let f = Formula::Ratchet {
                 policy,
