@@ -43,11 +43,6 @@ impl<'a> Reader<'a> {
         self.fault(key, found(expected, v));
     }
 
-    /// Whether the caller gave `key`.
-    pub(crate) fn has(&self, key: &str) -> bool {
-        self.map.contains_key(key)
-    }
-
     /// A non-negative integer in `min..=max`.
     pub(crate) fn uint(&mut self, key: &'static str, default: u64, min: u64, max: u64) -> u64 {
         let v = match self.get(key) {
@@ -218,10 +213,6 @@ impl<'a> Reader<'a> {
     /// A raw value for fields with their own shapes (`retry: true | 5`).
     pub(crate) fn raw(&mut self, key: &'static str) -> Option<&'a Value> {
         self.get(key)
-    }
-
-    pub(crate) fn map_ref(&self) -> &'a Map<String, Value> {
-        self.map
     }
 
     #[inline(never)]

@@ -313,6 +313,13 @@ fn ojs(
     }
 }
 
+/// Seconds to ms for the plain policy (saturating: Celery's factor may
+/// reach 9e15 s). Out of line: each inlined copy costs a 128-bit multiply.
+#[inline(never)]
+fn times_1000(s: u64) -> u64 {
+    s.saturating_mul(1000)
+}
+
 /// `n` total attempts: attempts `1..n` retry.
 fn attempts(n: u64) -> Option<u64> {
     Some(n.saturating_sub(1))
@@ -371,7 +378,7 @@ enum Opt {
     /// An integer that may be negative: default, min.
     Int(i32, i32),
     /// An integer (default given) or `null` (unlimited, [`NONE`]).
-    OptUint(u32),
+    UintOrNull(u32),
     /// A finite number (its bits): default, min, and whether the maximum
     /// is 9e12 (else `f64::MAX`).
     Number(f32, f32, bool),
@@ -404,7 +411,7 @@ static OPTIONS: [Options; 13] = [
     ],
     &[("retry", Opt::Int(25, -1))],
     &[
-        ("max_retries", Opt::OptUint(3)),
+        ("max_retries", Opt::UintOrNull(3)),
         ("retry_backoff", Opt::CeleryBackoff),
         ("retry_backoff_max", Opt::Uint(600, 0, Max::Ms)),
         ("retry_jitter", Opt::Bool(true)),
@@ -431,7 +438,7 @@ static OPTIONS: [Options; 13] = [
         ("rule", Opt::Choice(&["raised", "returned"])),
     ],
     &[
-        ("max_retries", Opt::OptUint(20)),
+        ("max_retries", Opt::UintOrNull(20)),
         ("min_backoff", Opt::Uint(15_000, 0, Max::Ms)),
         ("max_backoff", Opt::Uint(604_800_000, 0, Max::Ms)),
         ("throws", Opt::Rules(&[], DEAD)),
@@ -529,7 +536,7 @@ fn read_options(options: Options, r: &mut Reader<'_>, read: &mut Read) {
             }
             #[allow(clippy::cast_sign_loss)] // read back with `as i64`
             Opt::Int(d, min) => r.int(key, d.into(), min.into()) as u64,
-            Opt::OptUint(d) => r.opt_uint(key, Some(d.into())).unwrap_or(NONE),
+            Opt::UintOrNull(d) => r.opt_uint(key, Some(d.into())).unwrap_or(NONE),
             Opt::Number(d, min, days) => {
                 let max = if days { 9.0e12 } else { f64::MAX };
                 r.number(key, d.into(), min.into(), max).to_bits()
@@ -573,7 +580,8 @@ fn read_options(options: Options, r: &mut Reader<'_>, read: &mut Read) {
 
 /// Sidekiq's `retry: true | false | n`; `None` for `false`.
 fn read_sidekiq_retry(r: &mut Reader<'_>, max_retries: u64) -> Option<u64> {
-    let retry = match r.raw("retry") {
+    let raw = r.raw("retry");
+    let retry = match raw {
         None | Some(Value::Bool(true)) => Some(max_retries),
         Some(Value::Bool(false)) => None,
         Some(v) => match crate::policy::read_uint(v) {
@@ -584,10 +592,9 @@ fn read_sidekiq_retry(r: &mut Reader<'_>, max_retries: u64) -> Option<u64> {
             }
         },
     };
-    let given = r.has("retry");
-    let canonical_retry = match (given, r.raw_peek("retry")) {
-        (true, Some(v)) if v.is_number() => Value::from(retry.unwrap_or(0)),
-        (true, Some(Value::Bool(false))) => Value::Bool(false),
+    let canonical_retry = match raw {
+        Some(v) if v.is_number() => Value::from(retry.unwrap_or(0)),
+        Some(Value::Bool(false)) => Value::Bool(false),
         _ => Value::Bool(true),
     };
     r.put("retry", canonical_retry);
@@ -688,9 +695,9 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
             let o = match factor {
                 Some(f) => ojs(
                     FROM_LIMIT,
-                    f.saturating_mul(1000).max(1),
+                    times_1000(f).max(1),
                     2.0,
-                    maximum.saturating_mul(1000).max(1),
+                    times_1000(maximum).max(1),
                     jitter,
                     Exp,
                 ),
@@ -764,7 +771,7 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
             let (max, returned) = (s(0), s(2) == 1);
             let intervals = core::mem::take(&mut read.intervals);
             let first = intervals.first().copied().unwrap_or(0);
-            let ms = first.saturating_mul(1000).clamp(1, MAX_MS);
+            let ms = times_1000(first).clamp(1, MAX_MS);
             let f = Formula::Rq {
                 intervals,
                 max,
@@ -855,7 +862,7 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
                 2 => ZzzStrategy::Constant,
                 _ => ZzzStrategy::Exponential,
             };
-            let ms = |s: u64| s.saturating_mul(1000).clamp(1, MAX_MS);
+            let ms = |s: u64| times_1000(s).clamp(1, MAX_MS);
             let o = match strategy {
                 ZzzStrategy::Constant => {
                     ojs(max_attempts, ms(delay_s), 2.0, ms(delay_s), jitter, Flat)
@@ -986,7 +993,8 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
 
 fn read_rq_interval(r: &mut Reader<'_>) -> Vec<u64> {
     let expected = "expected a non-negative integer of seconds or a non-empty list of them";
-    let list = match r.raw("interval") {
+    let raw = r.raw("interval");
+    let list = match raw {
         None => alloc::vec![0],
         Some(Value::Array(items)) if !items.is_empty() => {
             let mut out = Vec::with_capacity(items.len());
@@ -1006,7 +1014,7 @@ fn read_rq_interval(r: &mut Reader<'_>) -> Vec<u64> {
             }
         },
     };
-    let canonical = match r.raw_peek("interval") {
+    let canonical = match raw {
         Some(Value::Array(_)) => Value::Array(list.iter().map(|s| Value::from(*s)).collect()),
         _ => Value::from(list.first().copied().unwrap_or(0)),
     };
@@ -1088,14 +1096,6 @@ impl RetryPolicy {
         self.preset_ref()
             .and_then(|p| p.config.get("system"))
             .and_then(Value::as_str)
-    }
-}
-
-impl Reader<'_> {
-    /// The caller's raw value without marking the key (for canonical forms
-    /// of fields read with [`Reader::raw`]).
-    fn raw_peek(&self, key: &str) -> Option<&Value> {
-        self.map_ref().get(key)
     }
 }
 
