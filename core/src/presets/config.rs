@@ -153,13 +153,15 @@ impl<'a> Reader<'a> {
             {
                 Some(i) => i,
                 None => {
-                    let mut expected = String::from("expected one of ");
+                    // The choices are plain words: quoted without escapes.
+                    let mut expected = String::from("expected one of \"");
                     for (i, c) in choices.iter().enumerate() {
                         if i > 0 {
-                            expected.push_str(", ");
+                            expected.push_str("\", \"");
                         }
-                        expected.push_str(&quote(c));
+                        expected.push_str(c);
                     }
+                    expected.push('"');
                     self.bad(key, &expected, v);
                     0
                 }

@@ -274,11 +274,13 @@ pub(crate) fn from_value(value: &Value) -> Result<RetryPolicy, Error> {
     } else {
         ojs.max_attempts
     };
+    // The plain policy's intervals are at least 1 ms (one `max` here
+    // rather than one per system).
     Ok(RetryPolicy::assemble(
         max_attempts,
-        ojs.initial_ms,
+        ojs.initial_ms.max(1),
         ojs.coefficient,
-        ojs.max_ms,
+        ojs.max_ms.max(1),
         ojs.jitter,
         non_retryable,
         on_exhaustion(exhausted),
@@ -695,20 +697,13 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
             let o = match factor {
                 Some(f) => ojs(
                     FROM_LIMIT,
-                    times_1000(f).max(1),
+                    times_1000(f),
                     2.0,
-                    times_1000(maximum).max(1),
+                    times_1000(maximum),
                     jitter,
                     Exp,
                 ),
-                None => ojs(
-                    FROM_LIMIT,
-                    fixed_ms.max(1),
-                    1.0,
-                    fixed_ms.max(1),
-                    false,
-                    Flat,
-                ),
+                None => ojs(FROM_LIMIT, fixed_ms, 1.0, fixed_ms, false, Flat),
             };
             let f = Formula::Celery {
                 backoff: factor.map(|f| (f, maximum, jitter)),
@@ -726,7 +721,7 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
             };
             let (delay, jitter) = (read.f(6), read.f(7));
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let d = (delay as u64).max(1);
+            let d = delay as u64;
             let o = if kind_ == BullKind::Exponential {
                 ojs(FROM_LIMIT, d, 2.0, MAX_MS, jitter > 0.0, Exp)
             } else {
@@ -771,7 +766,7 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
             let (max, returned) = (s(0), s(2) == 1);
             let intervals = core::mem::take(&mut read.intervals);
             let first = intervals.first().copied().unwrap_or(0);
-            let ms = times_1000(first).clamp(1, MAX_MS);
+            let ms = times_1000(first).min(MAX_MS);
             let f = Formula::Rq {
                 intervals,
                 max,
@@ -795,9 +790,9 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
             };
             let o = ojs(
                 FROM_LIMIT,
-                min_backoff.max(1),
+                min_backoff,
                 2.0,
-                max_backoff.max(min_backoff).max(1),
+                max_backoff.max(min_backoff),
                 true,
                 Exp,
             );
@@ -842,10 +837,9 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
                 _ => RatchetPolicy::None,
             };
             let o = if policy == RatchetPolicy::Exponential {
-                ojs(FROM_LIMIT, base.max(1), 2.0, 86_400_000, false, Exp)
+                ojs(FROM_LIMIT, base, 2.0, 86_400_000, false, Exp)
             } else {
-                let b = base.max(1);
-                ojs(FROM_LIMIT, b, 2.0, b, false, Flat)
+                ojs(FROM_LIMIT, base, 2.0, base, false, Flat)
             };
             let f = Formula::Ratchet {
                 policy,
@@ -862,7 +856,7 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
                 2 => ZzzStrategy::Constant,
                 _ => ZzzStrategy::Exponential,
             };
-            let ms = |s: u64| times_1000(s).clamp(1, MAX_MS);
+            let ms = |s: u64| times_1000(s).min(MAX_MS);
             let o = match strategy {
                 ZzzStrategy::Constant => {
                     ojs(max_attempts, ms(delay_s), 2.0, ms(delay_s), jitter, Flat)
@@ -898,9 +892,9 @@ fn build(system: usize, read: &mut Read) -> (Formula, Option<u64>, Action, Ojs) 
             let (multiplier, jitter_ms) = (read.f(4), s(5));
             let o = ojs(
                 max_attempts,
-                delay_ms.max(1),
+                delay_ms,
                 multiplier.max(1.0),
-                max_ms.max(delay_ms).max(1),
+                max_ms.max(delay_ms),
                 jitter_ms > 0,
                 if exponential { Exp } else { Flat },
             );
