@@ -102,8 +102,7 @@ impl<'a> Reader<'a> {
                 }
             },
         };
-        self.out
-            .insert(key.to_owned(), v.map_or(Value::Null, Value::from));
+        self.put(key, v.map_or(Value::Null, Value::from));
         v
     }
 
@@ -217,9 +216,8 @@ impl<'a> Reader<'a> {
         self.get(key)
     }
 
-    #[inline(never)]
     pub(crate) fn put(&mut self, key: &str, v: Value) {
-        self.out.insert(String::from(key), v);
+        put(&mut self.out, key, v);
     }
 
     /// Faults for keys the system does not have (its options: the names
@@ -256,6 +254,14 @@ pub(crate) fn cat(parts: &[&str]) -> String {
         out.push_str(p);
     }
     out
+}
+
+/// `map[key] = v`: one out-of-line copy of the insertion (with its key
+/// allocation and the drop of the value replaced) for every canonical
+/// value.
+#[inline(never)]
+pub(crate) fn put(map: &mut Map<String, Value>, key: &str, v: Value) {
+    map.insert(String::from(key), v);
 }
 
 /// A JSON number in `[min, max]` (so finite).

@@ -266,7 +266,7 @@ pub(crate) fn from_value(value: &Value) -> Result<RetryPolicy, Error> {
     if let Some(e) = Error::from_faults(ErrorCode::RetryPolicyInvalid, faults.0) {
         return Err(e);
     }
-    canonical.insert("system".to_owned(), Value::String(system));
+    config::put(&mut canonical, "system", Value::String(system));
     let (formula, last_retried, exhausted, ojs) = build(index, &mut read);
     let non_retryable = read.rules.iter().map(|(p, _)| p.clone()).collect();
     let max_attempts = if ojs.max_attempts == FROM_LIMIT {
@@ -968,9 +968,9 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
                 "fixed"
             };
             let mut m = Map::new();
-            m.insert("type".to_owned(), Value::from(name));
-            m.insert("delay".to_owned(), config::float(delay));
-            m.insert("jitter".to_owned(), config::float(jitter));
+            config::put(&mut m, "type", Value::from(name));
+            config::put(&mut m, "delay", config::float(delay));
+            config::put(&mut m, "jitter", config::float(jitter));
             r.put("backoff", Value::Object(m));
             (kind_, delay, jitter)
         }
