@@ -1054,10 +1054,7 @@ impl RetryPolicy {
                 return Err(Error::new(
                     ErrorCode::RetryPolicyInvalid,
                     "preset",
-                    format!(
-                        "expected the system's options as an object, found {}",
-                        kind(other)
-                    ),
+                    found("expected the system's options as an object", other),
                 ));
             }
         };
@@ -1067,11 +1064,12 @@ impl RetryPolicy {
             return Err(Error::new(
                 ErrorCode::RetryPolicyInvalid,
                 "preset.system",
-                format!(
-                    "expected the options' system to agree with {}, found {}",
-                    quote(system),
-                    kind(s)
-                ),
+                cat(&[
+                    "expected the options' system to agree with ",
+                    &quote(system),
+                    ", found ",
+                    &kind(s),
+                ]),
             ));
         }
         map.insert("system".to_owned(), Value::from(system));
