@@ -171,20 +171,25 @@ impl<'a> Reader<'a> {
     }
 
     /// A list of error-type patterns (the engine's `matches` syntax), each
-    /// paired with the outcome `action` it leads to: the preset's rules
-    /// (built here, once, rather than mapped at each of the dozen call
-    /// sites, which cost ~150 B of wasm apiece).
+    /// paired with the outcome `action` it leads to, appended to `list`:
+    /// the preset's rules (built here, once, rather than mapped at each of
+    /// the dozen call sites, which cost ~150 B of wasm apiece).
     pub(crate) fn rules(
         &mut self,
         key: &'static str,
         default: &[&str],
         action: Action,
-    ) -> Vec<(String, Action)> {
+        list: &mut Vec<(String, Action)>,
+    ) {
         let given = self.get(key);
-        let v: Vec<(String, Action)> = match given {
-            None => default.iter().map(|s| ((*s).to_owned(), action)).collect(),
-            Some(Value::Array(items)) => {
-                let mut list = Vec::with_capacity(items.len());
+        let canonical = match given {
+            None => {
+                for s in default {
+                    list.push(((*s).to_owned(), action));
+                }
+                Value::Array(default.iter().map(|s| Value::from(*s)).collect())
+            }
+            Some(v @ Value::Array(items)) => {
                 for (i, item) in items.iter().enumerate() {
                     match item {
                         Value::String(s) if !s.is_empty() => list.push((s.clone(), action)),
@@ -194,21 +199,16 @@ impl<'a> Reader<'a> {
                         ),
                     }
                 }
-                list
+                // Without a fault (else it is not used), the given list is
+                // the canonical one.
+                v.clone()
             }
             Some(v) => {
                 self.bad(key, "expected an array of error types", v);
-                Vec::new()
+                Value::Null
             }
         };
-        // Without a fault (else it is not used), a given list is the
-        // canonical one.
-        let canonical = match given {
-            Some(list) => list.clone(),
-            None => Value::Array(v.iter().map(|(s, _)| Value::String(s.clone())).collect()),
-        };
         self.put(key, canonical);
-        v
     }
 
     /// A raw value for fields with their own shapes (`retry: true | 5`).

@@ -123,7 +123,7 @@ fn unit(k: u64) -> f64 {
 /// wasm32 each inlined copy is a 128-bit multiply with its overflow check
 /// (~25 of them in `eval`).
 #[inline(never)]
-fn mul(a: u64, b: u64) -> u64 {
+pub(crate) fn mul(a: u64, b: u64) -> u64 {
     a.saturating_mul(b)
 }
 

@@ -319,7 +319,7 @@ fn ojs(
 /// reach 9e15 s). Out of line: each inlined copy costs a 128-bit multiply.
 #[inline(never)]
 fn times_1000(s: u64) -> u64 {
-    s.saturating_mul(1000)
+    formula::mul(s, 1000)
 }
 
 /// `n` total attempts: attempts `1..n` retry.
@@ -533,7 +533,7 @@ fn read_options(options: Options, r: &mut Reader<'_>, read: &mut Read) {
         let v = match opt {
             Opt::Uint(d, min, max) => r.uint(key, d.into(), min.into(), max.value()),
             Opt::UintTimes(of, factor, min, max) => {
-                let d = read.get(of.into()).saturating_mul(factor.into());
+                let d = formula::mul(read.get(of.into()), factor.into());
                 r.uint(key, d, min.into(), max.value())
             }
             #[allow(clippy::cast_sign_loss)] // read back with `as i64`
@@ -546,8 +546,7 @@ fn read_options(options: Options, r: &mut Reader<'_>, read: &mut Read) {
             Opt::Bool(d) => u64::from(r.boolean(key, d)),
             Opt::Choice(choices) => index_u64(r.choice(key, choices)),
             Opt::Rules(d, action) => {
-                let mut list = r.rules(key, d, action);
-                read.rules.append(&mut list);
+                r.rules(key, d, action, &mut read.rules);
                 0
             }
             Opt::AtLeast(of, ms) => {
