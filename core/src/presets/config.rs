@@ -10,7 +10,6 @@ use alloc::vec::Vec;
 use crate::json::{Map, Number, Value};
 
 use crate::decision::Action;
-use crate::duration::MAX_MS;
 use crate::error::{Faults, quote, show_f64};
 use crate::policy::{kind, read_uint};
 
@@ -58,29 +57,6 @@ impl<'a> Reader<'a> {
                 }
                 Err(m) => {
                     self.fault(key, m);
-                    default
-                }
-            },
-        };
-        self.put(key, Value::from(v));
-        v
-    }
-
-    /// An integer that may be negative (Faktory's `retry: -1`).
-    pub(crate) fn int(&mut self, key: &'static str, default: i64, min: i64) -> i64 {
-        let v = match self.get(key) {
-            None => default,
-            Some(v) => match v.as_i64().or_else(|| integral(v)) {
-                #[allow(clippy::cast_possible_wrap)]
-                Some(n) if n >= min && n <= MAX_MS as i64 => n,
-                _ => {
-                    self.fault(
-                        key,
-                        format!(
-                            "expected an integer between {min} and {MAX_MS}, found {}",
-                            kind(v)
-                        ),
-                    );
                     default
                 }
             },
@@ -311,17 +287,6 @@ fn known_list<T>(names: &[(&'static str, T)]) -> String {
 /// form only when they are integers in the document too.
 pub(crate) fn float(x: f64) -> Value {
     Number::from_f64(x).map_or(Value::Null, Value::Number)
-}
-
-fn integral(v: &Value) -> Option<i64> {
-    let x = v.as_f64()?;
-    #[allow(clippy::cast_precision_loss)]
-    if x.is_finite() && libm::trunc(x) == x && x.abs() <= MAX_MS as f64 {
-        #[allow(clippy::cast_possible_truncation)]
-        Some(x as i64)
-    } else {
-        None
-    }
 }
 
 #[cfg(test)]

@@ -377,8 +377,6 @@ enum Opt {
     /// An integer whose default is an earlier slot times a factor: slot,
     /// factor, min, max (Temporal's `maximumInterval`).
     UintTimes(u8, u8, u8, Max),
-    /// An integer that may be negative: default, min.
-    Int(i32, i32),
     /// An integer (default given) or `null` (unlimited, [`NONE`]).
     UintOrNull(u32),
     /// A finite number (its bits): default, min, and whether the maximum
@@ -393,6 +391,7 @@ enum Opt {
     /// the fault is the key's; `.1`: the message says "ms".
     AtLeast(u8, bool),
     SidekiqRetry,
+    FaktoryRetry,
     CeleryBackoff,
     BullBackoff,
     RqInterval,
@@ -411,7 +410,7 @@ static OPTIONS: [Options; 13] = [
         ("kill", Opt::Rules(&[], DEAD)),
         ("discard", Opt::Rules(&[], GONE)),
     ],
-    &[("retry", Opt::Int(25, -1))],
+    &[("retry", Opt::FaktoryRetry)],
     &[
         ("max_retries", Opt::UintOrNull(3)),
         ("retry_backoff", Opt::CeleryBackoff),
@@ -537,7 +536,7 @@ fn read_options(options: Options, r: &mut Reader<'_>, read: &mut Read) {
                 r.uint(key, d, min.into(), max.value())
             }
             #[allow(clippy::cast_sign_loss)] // read back with `as i64`
-            Opt::Int(d, min) => r.int(key, d.into(), min.into()) as u64,
+            Opt::FaktoryRetry => read_faktory_retry(r) as u64,
             Opt::UintOrNull(d) => r.opt_uint(key, Some(d.into())).unwrap_or(NONE),
             Opt::Number(d, min, days) => {
                 let max = if days { 9.0e12 } else { f64::MAX };
@@ -600,6 +599,30 @@ fn read_sidekiq_retry(r: &mut Reader<'_>, max_retries: u64) -> Option<u64> {
     };
     r.put("retry", canonical_retry);
     retry
+}
+
+/// Faktory's `retry`: an integer, `-1` included (the dead set at once).
+fn read_faktory_retry(r: &mut Reader<'_>) -> i64 {
+    let v = match r.raw("retry") {
+        None => 25,
+        Some(v) => match crate::policy::read_uint(v) {
+            // At most 2^53 - 1: exact.
+            #[allow(clippy::cast_possible_wrap)]
+            Ok(n) => n as i64,
+            // `-1`, `-1.0`, `-1e0`: the one negative integer allowed.
+            Err(_) if v.as_f64() == Some(-1.0) => -1,
+            Err(_) => {
+                r.bad(
+                    "retry",
+                    "expected an integer between -1 and 9007199254740991",
+                    v,
+                );
+                25
+            }
+        },
+    };
+    r.put("retry", Value::from(v));
+    v
 }
 
 /// Celery's `retry_backoff: bool | seconds` as the factor; `None`: off.
