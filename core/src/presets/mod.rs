@@ -527,6 +527,8 @@ fn index_u64(i: usize) -> u64 {
 
 /// Reads every option of the table in order into `read`, the faults and
 /// canonical values into `r`.
+// Out of line: inlined into `from_value` it costs ~180 B more.
+#[inline(never)]
 fn read_options(options: Options, r: &mut Reader<'_>, read: &mut Read) {
     for (i, &(key, opt)) in options.iter().enumerate() {
         let v = match opt {
