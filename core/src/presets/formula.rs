@@ -198,7 +198,10 @@ impl Formula {
         let u = unit(k);
         match self {
             Self::Quartic { jitter, steps } => {
-                let base = c.saturating_pow(4).saturating_add(15);
+                // `c⁴` saturating, as `saturating_pow(4)`: a square of a
+                // saturated square stays saturated.
+                let c2 = mul(c, c);
+                let base = mul(c2, c2).saturating_add(15);
                 let j = match jitter {
                     SidekiqJitter::V7 => mul(times_u(*steps, k), n),
                     SidekiqJitter::V8 => times_u(mul(*steps, n), k),
@@ -503,6 +506,27 @@ fn dramatiq_jitter(b: u64, max: u64, u: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn squared_square_is_saturating_pow_4() {
+        // Around the overflow of c² (2^32) and of c⁴ (2^16).
+        for c in [
+            0,
+            1,
+            2,
+            15,
+            65_535,
+            65_536,
+            65_537,
+            4_294_967_295,
+            4_294_967_296,
+            4_294_967_297,
+            u64::MAX,
+        ] {
+            let c2 = mul(c, c);
+            assert_eq!(mul(c2, c2), c.saturating_pow(4), "c = {c}");
+        }
+    }
 
     #[test]
     fn powi_matches_repeated_multiplication() {
