@@ -365,9 +365,9 @@ impl Max {
 
 /// How one option is read. Every system's options are a table of these,
 /// read in order by one loop ([`read_options`]): the faults come out in
-/// the table's order, and the per-system code only builds the formula
-/// from the values. A match of thirteen hand-written readers cost ~5 KB
-/// more wasm.
+/// the table's order, the unknown-field check knows the options without
+/// recording them, and the per-system code ([`build`]) only turns the
+/// values into the formula.
 #[derive(Clone, Copy)]
 enum Opt {
     // The fields are narrow: the tables are data in the module (~20 B a
@@ -379,8 +379,8 @@ enum Opt {
     UintTimes(u8, u8, u8, Max),
     /// An integer (default given) or `null` (unlimited, [`NONE`]).
     UintOrNull(u32),
-    /// A finite number (its bits): default, min, and whether the maximum
-    /// is 9e12 (else `f64::MAX`).
+    /// A finite number (its bits): default, min (both exact in `f32`), and
+    /// whether the maximum is 9e12 (else `f64::MAX`).
     Number(f32, f32, bool),
     Bool(bool),
     /// One of the choices (first: the default), as its index.
@@ -1116,11 +1116,25 @@ impl RetryPolicy {
 }
 
 #[cfg(test)]
-mod list_tests {
+mod table_tests {
     use super::*;
 
     #[test]
     fn system_list_is_the_systems_joined() {
         assert_eq!(SYSTEM_LIST, SYSTEMS.join(", "));
+    }
+
+    #[test]
+    fn choices_need_no_escapes() {
+        // `Reader::choice` quotes them by hand, as `quote` would.
+        for options in OPTIONS {
+            for (_, opt) in options {
+                if let Opt::Choice(choices) = opt {
+                    for c in *choices {
+                        assert_eq!(quote(c), alloc::format!("\"{c}\""));
+                    }
+                }
+            }
+        }
     }
 }
