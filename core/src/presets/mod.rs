@@ -379,14 +379,15 @@ enum Opt {
     UintTimes(u8, u8, u8, Max),
     /// An integer (default given) or `null` (unlimited, [`NONE`]).
     UintOrNull(u32),
-    /// A finite number (its bits): default, min (both exact in `f32`), and
+    /// A finite number (its bits): default, min (both integers), and
     /// whether the maximum is 9e12 (else `f64::MAX`).
-    Number(f32, f32, bool),
+    Number(u8, u8, bool),
     Bool(bool),
-    /// One of the choices (first: the default), as its index.
-    Choice(&'static [&'static str]),
-    /// Error-type patterns with their outcome, appended to the rules.
-    Rules(&'static [&'static str], Action),
+    /// One of the choices `CHOICES[.0]` (first: the default), as its index.
+    Choice(u8),
+    /// Error-type patterns with their outcome, appended to the rules; by
+    /// default the first `.0` of [`RULE_DEFAULTS`].
+    Rules(u8, Action),
     /// A check, not an option: the previous slot is at least slot `.0`;
     /// the fault is the key's; `.1`: the message says "ms".
     AtLeast(u8, bool),
@@ -399,16 +400,29 @@ enum Opt {
 
 type Options = &'static [(&'static str, Opt)];
 
+/// The choices of the options read with [`Opt::Choice`].
+static CHOICES: [&[&str]; 6] = [
+    &["8", "7"],
+    &["raised", "returned"],
+    &["full", "equal", "decorrelated"],
+    &["NONE", "FIXED", "EXPONENTIAL"],
+    &["exponential", "linear", "constant"],
+    &["exponential", "fixed"],
+];
+
+/// BullMQ's default rule is the first; ChasquiMQ's, both.
+static RULE_DEFAULTS: [&str; 2] = ["UnrecoverableError", "panic"];
+
 /// Each system's options in reading order, indexed like [`SYSTEMS`].
 static OPTIONS: [Options; 13] = [
     &[
-        ("version", Opt::Choice(&["8", "7"])),
+        ("version", Opt::Choice(0)),
         ("max_retries", Opt::Uint(25, 0, Max::Ms)),
         ("retry", Opt::SidekiqRetry),
         ("dead", Opt::Bool(true)),
         // DEAD: the morgue, or dropped with `dead: false` (see `build`).
-        ("kill", Opt::Rules(&[], DEAD)),
-        ("discard", Opt::Rules(&[], GONE)),
+        ("kill", Opt::Rules(0, DEAD)),
+        ("discard", Opt::Rules(0, GONE)),
     ],
     &[("retry", Opt::FaktoryRetry)],
     &[
@@ -416,62 +430,56 @@ static OPTIONS: [Options; 13] = [
         ("retry_backoff", Opt::CeleryBackoff),
         ("retry_backoff_max", Opt::Uint(600, 0, Max::Ms)),
         ("retry_jitter", Opt::Bool(true)),
-        ("default_retry_delay", Opt::Number(180.0, 0.0, true)),
-        ("dont_autoretry_for", Opt::Rules(&[], GONE)),
+        ("default_retry_delay", Opt::Number(180, 0, true)),
+        ("dont_autoretry_for", Opt::Rules(0, GONE)),
     ],
     &[
         ("attempts", Opt::Uint(1, 0, Max::Ms)),
         ("backoff", Opt::BullBackoff),
-        ("unrecoverable", Opt::Rules(&["UnrecoverableError"], DEAD)),
+        ("unrecoverable", Opt::Rules(1, DEAD)),
     ],
     &[
         ("initialInterval", Opt::Uint(1_000, 1, Max::MsOver100)),
-        ("backoffCoefficient", Opt::Number(2.0, 1.0, false)),
+        ("backoffCoefficient", Opt::Number(2, 1, false)),
         ("maximumInterval", Opt::UintTimes(0, 100, 1, Max::Ms)),
         ("maximumInterval", Opt::AtLeast(0, true)),
         ("maximumAttempts", Opt::Uint(0, 0, Max::I32)),
-        ("nonRetryableErrorTypes", Opt::Rules(&[], GONE)),
+        ("nonRetryableErrorTypes", Opt::Rules(0, GONE)),
     ],
     &[("max_attempts", Opt::Uint(20, 1, Max::I32))],
     &[
         ("max", Opt::Uint(1, 1, Max::Ms)),
         ("interval", Opt::RqInterval),
-        ("rule", Opt::Choice(&["raised", "returned"])),
+        ("rule", Opt::Choice(1)),
     ],
     &[
         ("max_retries", Opt::UintOrNull(20)),
         ("min_backoff", Opt::Uint(15_000, 0, Max::Ms)),
         ("max_backoff", Opt::Uint(604_800_000, 0, Max::Ms)),
-        ("throws", Opt::Rules(&[], DEAD)),
+        ("throws", Opt::Rules(0, DEAD)),
     ],
     &[
         ("max_attempts", Opt::Uint(3, 1, Max::Ms)),
         ("throttling", Opt::Bool(false)),
-        ("non_retryable", Opt::Rules(&[], GONE)),
+        ("non_retryable", Opt::Rules(0, GONE)),
     ],
     &[
-        ("jitter", Opt::Choice(&["full", "equal", "decorrelated"])),
+        ("jitter", Opt::Choice(2)),
         ("base_ms", Opt::Uint(100, 1, Max::Ms)),
         ("cap_ms", Opt::Uint(20_000, 1, Max::Ms)),
         ("cap_ms", Opt::AtLeast(1, false)),
         ("max_attempts", Opt::Uint(3, 1, Max::Ms)),
-        ("non_retryable", Opt::Rules(&[], GONE)),
+        ("non_retryable", Opt::Rules(0, GONE)),
     ],
     &[
         ("maxRetries", Opt::Uint(0, 0, Max::I32)),
-        (
-            "backoffPolicy",
-            Opt::Choice(&["NONE", "FIXED", "EXPONENTIAL"]),
-        ),
+        ("backoffPolicy", Opt::Choice(3)),
         ("backoffDelayMs", Opt::Uint(0, 0, Max::I32)),
-        ("doNotRetry", Opt::Rules(&[], DEAD)),
+        ("doNotRetry", Opt::Rules(0, DEAD)),
     ],
     &[
         ("max_attempts", Opt::Uint(20, 0, Max::I32)),
-        (
-            "strategy",
-            Opt::Choice(&["exponential", "linear", "constant"]),
-        ),
+        ("strategy", Opt::Choice(4)),
         ("base_seconds", Opt::Uint(15, 0, Max::Ms)),
         ("max_seconds", Opt::Uint(3_600, 0, Max::Ms)),
         ("jitter", Opt::Bool(true)),
@@ -479,15 +487,12 @@ static OPTIONS: [Options; 13] = [
     ],
     &[
         ("max_attempts", Opt::Uint(3, 0, Max::U32)),
-        ("kind", Opt::Choice(&["exponential", "fixed"])),
+        ("kind", Opt::Choice(5)),
         ("delay_ms", Opt::Uint(100, 0, Max::Ms)),
         ("max_delay_ms", Opt::Uint(30_000, 0, Max::Ms)),
-        ("multiplier", Opt::Number(2.0, 0.0, false)),
+        ("multiplier", Opt::Number(2, 0, false)),
         ("jitter_ms", Opt::Uint(100, 0, Max::MsHalf)),
-        (
-            "unrecoverable",
-            Opt::Rules(&["UnrecoverableError", "panic"], DEAD),
-        ),
+        ("unrecoverable", Opt::Rules(2, DEAD)),
     ],
 ];
 
@@ -545,8 +550,12 @@ fn read_options(options: Options, r: &mut Reader<'_>, read: &mut Read) {
                 r.number(key, d.into(), min.into(), max).to_bits()
             }
             Opt::Bool(d) => u64::from(r.boolean(key, d)),
-            Opt::Choice(choices) => index_u64(r.choice(key, choices)),
+            Opt::Choice(c) => {
+                let choices = CHOICES.get(usize::from(c)).copied().unwrap_or(&[]);
+                index_u64(r.choice(key, choices))
+            }
             Opt::Rules(d, action) => {
+                let d = RULE_DEFAULTS.get(..usize::from(d)).unwrap_or(&[]);
                 r.rules(key, d, action, &mut read.rules);
                 0
             }
@@ -1129,8 +1138,8 @@ mod table_tests {
         // `Reader::choice` quotes them by hand, as `quote` would.
         for options in OPTIONS {
             for (_, opt) in options {
-                if let Opt::Choice(choices) = opt {
-                    for c in *choices {
+                if let Opt::Choice(i) = opt {
+                    for c in CHOICES[usize::from(*i)] {
                         assert_eq!(quote(c), alloc::format!("\"{c}\""));
                     }
                 }
