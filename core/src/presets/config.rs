@@ -10,13 +10,11 @@ use alloc::vec::Vec;
 use crate::json::{Map, Number, Value};
 
 use crate::decision::Action;
-use crate::duration::MAX_MS;
 use crate::error::{Faults, quote, show_f64};
 use crate::policy::{kind, read_uint};
 
 pub(crate) struct Reader<'a> {
     map: &'a Map<String, Value>,
-    seen: Vec<&'static str>,
     pub(crate) faults: Faults,
     pub(crate) out: Map<String, Value>,
 }
@@ -25,24 +23,23 @@ impl<'a> Reader<'a> {
     pub(crate) fn new(map: &'a Map<String, Value>) -> Self {
         Self {
             map,
-            seen: Vec::new(),
             faults: Faults::default(),
             out: Map::new(),
         }
     }
 
-    fn get(&mut self, key: &'static str) -> Option<&'a Value> {
-        self.seen.push(key);
+    fn get(&self, key: &str) -> Option<&'a Value> {
         self.map.get(key)
     }
 
     pub(crate) fn fault(&mut self, key: &str, msg: impl Into<String>) {
-        self.faults.push(format!("preset.{key}"), msg);
+        self.faults.push(cat(&["preset.", key]), msg);
     }
 
-    /// Whether the caller gave `key`.
-    pub(crate) fn has(&self, key: &str) -> bool {
-        self.map.contains_key(key)
+    /// The fault "`expected`, found <what `v` is>" for `key`.
+    #[inline(never)]
+    pub(crate) fn bad(&mut self, key: &str, expected: &str, v: &Value) {
+        self.fault(key, found(expected, v));
     }
 
     /// A non-negative integer in `min..=max`.
@@ -64,30 +61,7 @@ impl<'a> Reader<'a> {
                 }
             },
         };
-        self.out.insert(key.to_owned(), Value::from(v));
-        v
-    }
-
-    /// An integer that may be negative (Faktory's `retry: -1`).
-    pub(crate) fn int(&mut self, key: &'static str, default: i64, min: i64) -> i64 {
-        let v = match self.get(key) {
-            None => default,
-            Some(v) => match v.as_i64().or_else(|| integral(v)) {
-                #[allow(clippy::cast_possible_wrap)]
-                Some(n) if n >= min && n <= MAX_MS as i64 => n,
-                _ => {
-                    self.fault(
-                        key,
-                        format!(
-                            "expected an integer between {min} and {MAX_MS}, found {}",
-                            kind(v)
-                        ),
-                    );
-                    default
-                }
-            },
-        };
-        self.out.insert(key.to_owned(), Value::from(v));
+        self.put(key, Value::from(v));
         v
     }
 
@@ -99,13 +73,12 @@ impl<'a> Reader<'a> {
             Some(v) => match read_uint(v) {
                 Ok(n) => Some(n),
                 Err(m) => {
-                    self.fault(key, format!("{m} (or null for unlimited)"));
+                    self.fault(key, cat(&[&m, " (or null for unlimited)"]));
                     default
                 }
             },
         };
-        self.out
-            .insert(key.to_owned(), v.map_or(Value::Null, Value::from));
+        self.put(key, v.map_or(Value::Null, Value::from));
         v
     }
 
@@ -113,24 +86,22 @@ impl<'a> Reader<'a> {
     pub(crate) fn number(&mut self, key: &'static str, default: f64, min: f64, max: f64) -> f64 {
         let v = match self.get(key) {
             None => default,
-            Some(v) => match v.as_f64() {
-                Some(x) if v.is_number() && x.is_finite() && x >= min && x <= max => x,
-                _ => {
-                    self.fault(
-                        key,
-                        // show_f64, not `{}`: float Display costs ~15 KB of wasm.
-                        format!(
-                            "expected a number between {} and {}, found {}",
-                            show_f64(min),
-                            show_f64(max),
-                            kind(v)
-                        ),
-                    );
+            Some(v) => match in_range(v, min, max) {
+                Some(x) => x,
+                None => {
+                    // show_f64, not `{}`: float Display costs ~15 KB of wasm.
+                    let expected = cat(&[
+                        "expected a number between ",
+                        &show_f64(min),
+                        " and ",
+                        &show_f64(max),
+                    ]);
+                    self.bad(key, &expected, v);
                     default
                 }
             },
         };
-        self.out.insert(key.to_owned(), float(v));
+        self.put(key, float(v));
         v
     }
 
@@ -139,11 +110,11 @@ impl<'a> Reader<'a> {
             None => default,
             Some(Value::Bool(b)) => *b,
             Some(v) => {
-                self.fault(key, format!("expected true or false, found {}", kind(v)));
+                self.bad(key, "expected true or false", v);
                 default
             }
         };
-        self.out.insert(key.to_owned(), Value::Bool(v));
+        self.put(key, Value::Bool(v));
         v
     }
 
@@ -157,60 +128,63 @@ impl<'a> Reader<'a> {
             {
                 Some(i) => i,
                 None => {
-                    let list: Vec<String> = choices.iter().map(|c| quote(c)).collect();
-                    self.fault(
-                        key,
-                        format!("expected one of {}, found {}", list.join(", "), kind(v)),
-                    );
+                    // The choices are plain words: quoted without escapes.
+                    let mut expected = String::from("expected one of \"");
+                    for (i, c) in choices.iter().enumerate() {
+                        if i > 0 {
+                            expected.push_str("\", \"");
+                        }
+                        expected.push_str(c);
+                    }
+                    expected.push('"');
+                    self.bad(key, &expected, v);
                     0
                 }
             },
         };
-        self.out.insert(
-            key.to_owned(),
-            Value::from(choices.get(v).copied().unwrap_or("")),
-        );
+        self.put(key, Value::from(choices.get(v).copied().unwrap_or("")));
         v
     }
 
     /// A list of error-type patterns (the engine's `matches` syntax), each
-    /// paired with the outcome `action` it leads to: the preset's rules
-    /// (built here, once, rather than mapped at each of the dozen call
-    /// sites, which cost ~150 B of wasm apiece).
+    /// paired with the outcome `action` it leads to, appended to `list`:
+    /// the preset's rules (built here, once, rather than mapped at each of
+    /// the dozen call sites, which cost ~150 B of wasm apiece).
     pub(crate) fn rules(
         &mut self,
         key: &'static str,
         default: &[&str],
         action: Action,
-    ) -> Vec<(String, Action)> {
-        let v: Vec<(String, Action)> = match self.get(key) {
-            None => default.iter().map(|s| ((*s).to_owned(), action)).collect(),
-            Some(Value::Array(items)) => {
-                let mut list = Vec::with_capacity(items.len());
+        list: &mut Vec<(String, Action)>,
+    ) {
+        let given = self.get(key);
+        let canonical = match given {
+            None => {
+                for s in default {
+                    list.push(((*s).to_owned(), action));
+                }
+                Value::Array(default.iter().map(|s| Value::from(*s)).collect())
+            }
+            Some(v @ Value::Array(items)) => {
                 for (i, item) in items.iter().enumerate() {
                     match item {
                         Value::String(s) if !s.is_empty() => list.push((s.clone(), action)),
                         other => self.faults.push(
-                            format!("preset.{key}[{i}]"),
-                            format!("expected a non-empty error type, found {}", kind(other)),
+                            item_field(key, i),
+                            found("expected a non-empty error type", other),
                         ),
                     }
                 }
-                list
+                // Without a fault (else it is not used), the given list is
+                // the canonical one.
+                v.clone()
             }
             Some(v) => {
-                self.fault(
-                    key,
-                    format!("expected an array of error types, found {}", kind(v)),
-                );
-                Vec::new()
+                self.bad(key, "expected an array of error types", v);
+                Value::Null
             }
         };
-        self.out.insert(
-            key.to_owned(),
-            Value::Array(v.iter().map(|(s, _)| Value::String(s.clone())).collect()),
-        );
-        v
+        self.put(key, canonical);
     }
 
     /// A raw value for fields with their own shapes (`retry: true | 5`).
@@ -218,50 +192,95 @@ impl<'a> Reader<'a> {
         self.get(key)
     }
 
-    pub(crate) fn map_ref(&self) -> &'a Map<String, Value> {
-        self.map
-    }
-
     pub(crate) fn put(&mut self, key: &str, v: Value) {
-        self.out.insert(key.to_owned(), v);
+        put(&mut self.out, key, v);
     }
 
-    /// Faults for keys the system does not have; returns the canonical map.
-    pub(crate) fn finish(mut self, system: &str) -> (Map<String, Value>, Faults) {
+    /// Faults for keys the system does not have (its options: the names
+    /// in `options`, every one of which the system reads); returns the
+    /// canonical map.
+    pub(crate) fn finish<T>(
+        mut self,
+        system: &str,
+        options: &[(&'static str, T)],
+    ) -> (Map<String, Value>, Faults) {
         for key in self.map.keys() {
-            if key != "system" && !self.seen.contains(&key.as_str()) {
-                let known = sorted_unique(&self.seen);
-                self.faults.push(
-                    format!("preset.{key}"),
-                    format!(
-                        "unknown field {} for the {system} preset; expected one of system, {}",
-                        quote(key),
-                        known.join(", ")
-                    ),
-                );
+            if key != "system" && !options.iter().any(|o| o.0 == key) {
+                let known = known_list(options);
+                let message = cat(&[
+                    "unknown field ",
+                    &quote(key),
+                    " for the ",
+                    system,
+                    " preset; expected one of system, ",
+                    &known,
+                ]);
+                self.fault(key, message);
             }
         }
         (self.out, self.faults)
     }
 }
 
-/// The option names a system read, sorted and without repeats, for the
-/// unknown-field message. A selection over a short static list (each step
-/// takes the least name above the last one): the generic `sort_unstable`
-/// costs ~3 KB of wasm for this one call, and `Vec::insert` a panic path.
-fn sorted_unique(names: &[&'static str]) -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Vec::with_capacity(names.len());
-    let mut last: Option<&str> = None;
-    while let Some(next) = names
-        .iter()
-        .copied()
-        .filter(|n| last.is_none_or(|l| *n > l))
-        .min()
-    {
-        out.push(next);
-        last = Some(next);
+/// `parts` concatenated: the faults' messages are built with this rather
+/// than `format!`, each of whose call sites costs ~100 B of wasm.
+pub(crate) fn cat(parts: &[&str]) -> String {
+    let mut out = String::new();
+    for p in parts {
+        out.push_str(p);
     }
     out
+}
+
+/// `map[key] = v`: one out-of-line copy of the insertion (with its key
+/// allocation and the drop of the value replaced) for every canonical
+/// value.
+#[inline(never)]
+pub(crate) fn put(map: &mut Map<String, Value>, key: &str, v: Value) {
+    map.insert(String::from(key), v);
+}
+
+/// A JSON number in `[min, max]` (so finite).
+pub(crate) fn in_range(v: &Value, min: f64, max: f64) -> Option<f64> {
+    v.as_f64()
+        .filter(|x| v.is_number() && *x >= min && *x <= max)
+}
+
+/// The field `preset.<key>[<i>]`.
+pub(crate) fn item_field(key: &str, i: usize) -> String {
+    format!("preset.{key}[{i}]")
+}
+
+/// "`expected`, found <what `v` is>".
+pub(crate) fn found(expected: &str, v: &Value) -> String {
+    cat(&[expected, ", found ", &kind(v)])
+}
+
+/// The option names of a system, sorted, without repeats and joined with
+/// `", "`, for the unknown-field message. A selection over a short static
+/// list (each step takes the least name above the last one), written
+/// straight into the text: the generic `sort_unstable` costs ~3 KB of wasm
+/// for this one call, `Vec::insert` a panic path, and a list then joined
+/// ~300 B more.
+fn known_list<T>(names: &[(&'static str, T)]) -> String {
+    let mut out = String::new();
+    let mut last = "";
+    loop {
+        let mut next: Option<&str> = None;
+        for (name, _) in names {
+            if *name > last && next.is_none_or(|n| *name < n) {
+                next = Some(name);
+            }
+        }
+        let Some(name) = next else {
+            return out;
+        };
+        if !out.is_empty() {
+            out.push_str(", ");
+        }
+        out.push_str(name);
+        last = name;
+    }
 }
 
 /// A float written canonically: integral values keep a `.0`-free integer
@@ -270,30 +289,19 @@ pub(crate) fn float(x: f64) -> Value {
     Number::from_f64(x).map_or(Value::Null, Value::Number)
 }
 
-fn integral(v: &Value) -> Option<i64> {
-    let x = v.as_f64()?;
-    #[allow(clippy::cast_precision_loss)]
-    if x.is_finite() && libm::trunc(x) == x && x.abs() <= MAX_MS as f64 {
-        #[allow(clippy::cast_possible_truncation)]
-        Some(x as i64)
-    } else {
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn sorted_unique_is_sort_then_dedup() {
+    fn known_list_is_sort_dedup_join() {
         let names = [
             "retry", "dead", "kill", "dead", "version", "retry", "discard", "a",
         ];
         let mut expected = names.to_vec();
         expected.sort_unstable();
         expected.dedup();
-        assert_eq!(sorted_unique(&names), expected);
-        assert!(sorted_unique(&[]).is_empty());
+        assert_eq!(known_list(&names.map(|n| (n, ()))), expected.join(", "));
+        assert_eq!(known_list::<()>(&[]), "");
     }
 }

@@ -119,7 +119,16 @@ fn unit(k: u64) -> f64 {
     f / SCALE
 }
 
+/// `a · b` saturating. Out of line, as are [`times_u`] and [`secs`]: on
+/// wasm32 each inlined copy is a 128-bit multiply with its overflow check
+/// (~25 of them in `eval`).
+#[inline(never)]
+pub(crate) fn mul(a: u64, b: u64) -> u64 {
+    a.saturating_mul(b)
+}
+
 /// `floor(m · k / 2^53)`, i.e. `floor(m · u)`, exactly; saturating.
+#[inline(never)]
 fn times_u(m: u64, k: u64) -> u64 {
     // Two u64 factors cannot overflow u128; saturating only to satisfy the lint.
     let p = u128::from(m).saturating_mul(u128::from(k)) >> 53;
@@ -131,8 +140,9 @@ fn trunc_ms(x: f64) -> u64 {
     crate::backoff::to_ms(x, crate::backoff::Rounding::Floor)
 }
 
+#[inline(never)]
 fn secs(s: u64) -> u64 {
-    s.saturating_mul(1_000).min(MAX_MS)
+    mul(s, 1_000).min(MAX_MS)
 }
 
 fn clamp(ms: u64) -> u64 {
@@ -188,10 +198,13 @@ impl Formula {
         let u = unit(k);
         match self {
             Self::Quartic { jitter, steps } => {
-                let base = c.saturating_pow(4).saturating_add(15);
+                // `c⁴` saturating, as `saturating_pow(4)`: a square of a
+                // saturated square stays saturated.
+                let c2 = mul(c, c);
+                let base = mul(c2, c2).saturating_add(15);
                 let j = match jitter {
-                    SidekiqJitter::V7 => times_u(*steps, k).saturating_mul(n),
-                    SidekiqJitter::V8 => times_u(steps.saturating_mul(n), k),
+                    SidekiqJitter::V7 => mul(times_u(*steps, k), n),
+                    SidekiqJitter::V8 => times_u(mul(*steps, n), k),
                 };
                 let raw = secs(base);
                 Stages {
@@ -207,7 +220,7 @@ impl Formula {
                     delay: *fixed_ms,
                 },
                 Some((factor, maximum, jitter)) => {
-                    let raw_s = factor.saturating_mul(pow2(c));
+                    let raw_s = mul(*factor, pow2(c));
                     let countdown = raw_s.min(*maximum);
                     let d = if *jitter {
                         times_u(countdown.saturating_add(1), k)
@@ -310,7 +323,7 @@ impl Formula {
                 min_backoff,
                 max_backoff,
             } => {
-                let b = min_backoff.saturating_mul(pow2(c.min(32)));
+                let b = mul(*min_backoff, pow2(c.min(32)));
                 Stages {
                     raw: clamp(b),
                     capped: clamp(b.min(*max_backoff)),
@@ -345,7 +358,7 @@ impl Formula {
                         let m = 1u64
                             .checked_shl(u32::try_from(c.min(20)).unwrap_or(20))
                             .unwrap_or(1 << 20);
-                        base_ms.saturating_mul(m).min(MAX_DELAY)
+                        mul(*base_ms, m).min(MAX_DELAY)
                     }
                 };
                 Stages {
@@ -362,8 +375,8 @@ impl Formula {
                 delay_s,
             } => {
                 let raw_s = match strategy {
-                    ZzzStrategy::Exponential => base_s.saturating_mul(pow2(c)),
-                    ZzzStrategy::Linear => base_s.saturating_mul(n),
+                    ZzzStrategy::Exponential => mul(*base_s, pow2(c)),
+                    ZzzStrategy::Linear => mul(*base_s, n),
                     ZzzStrategy::Constant => *delay_s,
                 };
                 let capped_s = match strategy {
@@ -399,7 +412,7 @@ impl Formula {
                 let d = if *jitter_ms == 0 {
                     capped
                 } else {
-                    let spread = times_u(jitter_ms.saturating_mul(2), k);
+                    let spread = times_u(mul(*jitter_ms, 2), k);
                     capped.saturating_add(spread).saturating_sub(*jitter_ms)
                 };
                 Stages {
@@ -493,6 +506,27 @@ fn dramatiq_jitter(b: u64, max: u64, u: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn squared_square_is_saturating_pow_4() {
+        // Around the overflow of c² (2^32) and of c⁴ (2^16).
+        for c in [
+            0,
+            1,
+            2,
+            15,
+            65_535,
+            65_536,
+            65_537,
+            4_294_967_295,
+            4_294_967_296,
+            4_294_967_297,
+            u64::MAX,
+        ] {
+            let c2 = mul(c, c);
+            assert_eq!(mul(c2, c2), c.saturating_pow(4), "c = {c}");
+        }
+    }
 
     #[test]
     fn powi_matches_repeated_multiplication() {
