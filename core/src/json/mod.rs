@@ -49,6 +49,18 @@ pub(crate) mod reference;
 mod tests;
 
 /// A JSON value, as the engine reads documents and keeps error details.
+///
+/// ```
+/// use ojs_retry::json::Value;
+/// let v = Value::from_text(r#"{"b": [1, -2, 2.5], "a": "x", "c": null}"#).unwrap();
+/// assert_eq!(v.get("a").and_then(Value::as_str), Some("x"));
+/// let b = v.get("b").and_then(Value::as_array).unwrap();
+/// assert_eq!((b[0].as_u64(), b[1].as_i64(), b[2].as_f64()), (Some(1), Some(-2), Some(2.5)));
+/// assert!(v.get("c").is_some_and(Value::is_null) && v.get("d").is_none());
+/// // Keys come back in order; repeated keys are an error.
+/// assert_eq!(v.to_text(), r#"{"a":"x","b":[1,-2,2.5],"c":null}"#);
+/// assert!(Value::from_text(r#"{"a": 1, "a": 2}"#).is_err());
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum Value {
     /// `null`.
@@ -68,6 +80,18 @@ pub enum Value {
 
 /// A JSON number as `serde_json` keeps it: an integer literal that fits a
 /// `u64`, a negative one that fits an `i64`, or else a finite double.
+///
+/// ```
+/// use ojs_retry::json::{Number, Value};
+/// let n = |t: &str| match Value::from_text(t).unwrap() {
+///     Value::Number(n) => n,
+///     _ => unreachable!(),
+/// };
+/// assert!(n("3").is_u64() && n("-3").is_i64() && n("3.0").is_f64());
+/// assert_eq!(n("1e2").as_f64(), Some(100.0));
+/// assert_eq!(n("18446744073709551616").as_u64(), None); // 2^64: a double
+/// assert!(Number::from_f64(f64::NAN).is_none());
+/// ```
 #[derive(Clone, Copy, PartialEq)]
 pub struct Number(N);
 
@@ -87,6 +111,17 @@ enum N {
 ///
 /// The type parameters only let `Map<String, Value>` (serde_json's
 /// spelling) name this type; it exists for those two alone.
+///
+/// ```
+/// use ojs_retry::json::{Map, Value};
+/// let mut m = Map::new();
+/// assert_eq!(m.insert("b".into(), Value::from(2u64)), None);
+/// m.insert("a".into(), Value::from(true));
+/// assert_eq!(m.insert("b".into(), Value::from(3u64)), Some(Value::from(2u64)));
+/// assert_eq!(m.keys().map(String::as_str).collect::<Vec<_>>(), ["a", "b"]);
+/// assert_eq!(m.remove("a"), Some(Value::Bool(true)));
+/// assert!(m.contains_key("b") && !m.contains_key("a") && m.len() == 1);
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Map<K = String, V = Value> {
     entries: Vec<(K, V)>,
@@ -520,6 +555,12 @@ impl fmt::Display for Value {
 /// Anything a JSON document can be given as to the engine's `from_value`
 /// entry points: the engine's own [`Value`], or (feature `serde_json`) a
 /// `serde_json::Value`, converted at the edge.
+///
+/// ```
+/// use ojs_retry::{RetryPolicy, json::Value};
+/// let doc = Value::from_text(r#"{"max_attempts": 4}"#).unwrap();
+/// assert_eq!(RetryPolicy::from_value(&doc).unwrap().max_attempts(), 4);
+/// ```
 pub trait AsValue {
     /// The value as the engine's own.
     fn as_value(&self) -> Cow<'_, Value>;
