@@ -45,7 +45,6 @@ static ALLOCATOR: recycle::Recycling<talc::wasm::WasmDynamicTalc> =
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::fmt::Write as _;
 use lock::RwLock;
 
 use ojs_retry::{
@@ -85,9 +84,7 @@ fn json_opt(out: &mut String, s: Option<&str>) {
 /// `Some(n)` as a JSON number, `None` as `null`.
 fn json_num(out: &mut String, n: Option<u64>) {
     match n {
-        Some(n) => {
-            let _ = write!(out, "{n}");
-        }
+        Some(n) => out.push_str(itoa::Buffer::new().format(n)),
         None => out.push_str("null"),
     }
 }
@@ -136,7 +133,14 @@ fn error_json(e: &Error) -> String {
     let mut out = String::from("[");
     json_str(&mut out, e.code().as_str());
     out.push(',');
-    json_str(&mut out, &alloc::string::ToString::to_string(e));
+    json_str(
+        &mut out,
+        &ojs_retry::error::render_message(
+            e.code().as_str(),
+            e.iter_faults()
+                .map(|f| (f.field.as_str(), f.message.as_str())),
+        ),
+    );
     for f in e.iter_faults() {
         out.push(',');
         json_str(&mut out, &f.field);
@@ -159,10 +163,15 @@ fn miss_error(miss: &Miss, field: &str, what: &str, noun: &str) -> Error {
     arg_error(
         field,
         &match miss {
-            Miss::Freed => alloc::format!("expected a live {what}, found one already freed"),
-            Miss::Unknown => {
-                alloc::format!("expected a live {what}, found a released or unknown {noun} handle")
-            }
+            Miss::Freed => ["expected a live ", what, ", found one already freed"].concat(),
+            Miss::Unknown => [
+                "expected a live ",
+                what,
+                ", found a released or unknown ",
+                noun,
+                " handle",
+            ]
+            .concat(),
         },
     )
 }
@@ -312,7 +321,13 @@ impl Args<'_> {
         usize::try_from(n).map(Some).map_err(|_| {
             arg_error(
                 "history_limit",
-                &alloc::format!("expected at most {} in wasm32, found {n}", usize::MAX),
+                &[
+                    "expected at most ",
+                    itoa::Buffer::new().format(usize::MAX),
+                    " in wasm32, found ",
+                    itoa::Buffer::new().format(n),
+                ]
+                .concat(),
             )
         })
     }
@@ -446,11 +461,6 @@ pub fn run(op: u32, handle: f64, len: f64) -> f64 {
     };
     let n = u64::try_from(n).map_or(f64::MAX, num);
     if ok { n } else { -n - 1.0 }
-}
-
-/// `true` / `false`.
-fn json_bool(b: bool) -> String {
-    String::from(if b { "true" } else { "false" })
 }
 
 fn json_u64(n: u64) -> String {
@@ -689,18 +699,24 @@ fn call_text(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
             return reservation(h, |r| {
                 Ok(match op {
                     13 => match r.heartbeat(now)? {
-                        Heartbeat::Extended { deadline } => {
-                            alloc::format!("{{\"extended\":true,\"deadline\":{deadline}}}")
-                        }
+                        Heartbeat::Extended { deadline } => [
+                            "{\"extended\":true,\"deadline\":",
+                            itoa::Buffer::new().format(deadline),
+                            "}",
+                        ]
+                        .concat(),
                         Heartbeat::Expired => String::from("{\"extended\":false}"),
                     },
                     _ => match r.expiry(now)? {
                         None => String::from("null"),
-                        Some(f) => alloc::format!(
-                            "{{\"attempt\":{},\"timedOut\":{}}}",
-                            f.attempt,
-                            json_bool(f.timed_out)
-                        ),
+                        Some(f) => [
+                            "{\"attempt\":",
+                            itoa::Buffer::new().format(f.attempt),
+                            ",\"timedOut\":",
+                            if f.timed_out { "true" } else { "false" },
+                            "}",
+                        ]
+                        .concat(),
                     },
                 })
             });

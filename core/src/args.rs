@@ -2,12 +2,12 @@
 //! bindings carry the same branch: JavaScript numbers are `f64`, and a
 //! caller's jitter choice must outlive the borrowed [`JitterSource`].
 
-use alloc::format;
 use alloc::string::String;
 
 use crate::duration::MAX_MS;
 use crate::error::{Error, ErrorCode, show_f64};
 use crate::jitter::JitterSource;
+use crate::text::msg;
 
 /// An integer argument given as a float (a JavaScript number): it must be
 /// finite, integral and in `0..=2^53−1`; anything else is an error naming
@@ -107,8 +107,10 @@ pub fn uint_below_2_52(value: f64) -> Option<u64> {
 fn bad_uint(field: &str, value: f64) -> Error {
     Error::arg(
         field,
-        format!(
-            "expected an integer between 0 and {MAX_MS}, found {}",
+        msg!(
+            "expected an integer between 0 and ",
+            MAX_MS,
+            ", found ",
             show_f64(value)
         ),
     )
@@ -204,7 +206,11 @@ impl Document {
         Error::new(
             self.code(),
             top,
-            format!("expected a JSON value nested at most {MAX_DEPTH} levels deep (is it cyclic?)"),
+            msg!(
+                "expected a JSON value nested at most ",
+                MAX_DEPTH,
+                " levels deep (is it cyclic?)"
+            ),
         )
     }
 }

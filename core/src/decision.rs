@@ -28,7 +28,6 @@
 //! ```
 
 use alloc::borrow::ToOwned;
-use alloc::format;
 use alloc::string::String;
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
@@ -38,6 +37,7 @@ use crate::error::{Error, quote};
 use crate::jitter::JitterSource;
 use crate::matching::first_match;
 use crate::policy::{OnExhaustion, RetryPolicy};
+use crate::text::msg;
 use crate::time::{MAX_INSTANT_MS, check_instant};
 
 /// A handler error response code (§7.1).
@@ -88,8 +88,8 @@ impl HandlerCode {
             "FAIL" => Ok(Self::Fail),
             _ => Err(Error::arg(
                 "code",
-                format!(
-                    "expected one of \"RETRY\", \"DISCARD\", \"DEAD_LETTER\", \"FAIL\", found {}",
+                msg!(
+                    "expected one of \"RETRY\", \"DISCARD\", \"DEAD_LETTER\", \"FAIL\", found ",
                     quote(s)
                 ),
             )),
@@ -150,8 +150,10 @@ impl Failure {
         if self.attempt == 0 || self.attempt > MAX_MS {
             return Err(Error::arg(
                 "attempt",
-                format!(
-                    "expected the failed attempt number, between 1 and {MAX_MS}, found {}",
+                msg!(
+                    "expected the failed attempt number, between 1 and ",
+                    MAX_MS,
+                    ", found ",
                     self.attempt
                 ),
             ));
@@ -269,37 +271,55 @@ impl Decision {
     #[must_use]
     pub fn explain(&self) -> String {
         let what = if self.timed_out {
-            format!("Attempt {} failed: its reservation timed out", self.attempt)
+            msg!(
+                "Attempt ",
+                self.attempt,
+                " failed: its reservation timed out"
+            )
         } else {
-            format!("Attempt {} failed", self.attempt)
+            msg!("Attempt ", self.attempt, " failed")
         };
         let why = match &self.reason {
-            Reason::HandlerCode(c) => format!(
-                "the handler returned {}, which takes precedence over the retry policy (spec §7.2)",
-                c.as_str()
+            Reason::HandlerCode(c) => msg!(
+                "the handler returned ",
+                c.as_str(),
+                ", which takes precedence over the retry policy (spec §7.2)"
             ),
-            Reason::NonRetryable { pattern } => format!(
-                "its error type matches the non-retryable entry {} (spec §6.3), so it goes straight to the on_exhaustion outcome",
-                quote(pattern)
+            Reason::NonRetryable { pattern } => msg!(
+                "its error type matches the non-retryable entry ",
+                quote(pattern),
+                " (spec §6.3), so it goes straight to the on_exhaustion outcome"
             ),
             Reason::Exhausted => "no attempts remain under max_attempts (spec §2.2)".to_owned(),
             Reason::Retryable => "the failure is retryable and attempts remain".to_owned(),
         };
         match (self.action, self.delay_ms, self.next_retry_at) {
-            (Action::Retry, Some(delay), Some(at)) => format!(
-                "{what}; {why}. Retry {} (attempt {}) is scheduled after {} ({} ms), at {}.",
+            (Action::Retry, Some(delay), Some(at)) => msg!(
+                what,
+                "; ",
+                why,
+                ". Retry ",
                 self.retry_number.unwrap_or(self.attempt),
+                " (attempt ",
                 self.attempt.saturating_add(1),
+                ") is scheduled after ",
                 crate::duration::format_ms(delay),
+                " (",
                 delay,
-                crate::time::format_ms(at)
+                " ms), at ",
+                crate::time::format_ms(at),
+                "."
             ),
-            (action, ..) => format!(
-                "{what}; {why}. The job is {}.",
+            (action, ..) => msg!(
+                what,
+                "; ",
+                why,
+                ". The job is ",
                 match action {
                     Action::DeadLetter => "moved to the dead letter queue",
                     _ => "discarded",
-                }
+                },
+                "."
             ),
         }
     }

@@ -37,11 +37,10 @@
 //! assert!(parse_duration("PT").is_err());
 //! ```
 
-use alloc::format;
 use alloc::string::String;
-use core::fmt::Write as _;
 
 use crate::error::{Error, ErrorCode, quote};
+use crate::text::msg;
 
 /// The largest duration, delay or instant the engine accepts, in
 /// milliseconds: 2^53 − 1, the largest integer that JavaScript and JSON
@@ -91,7 +90,7 @@ pub fn format_duration(ms: u64) -> Result<String, Error> {
     if ms > MAX_MS {
         return Err(Error::arg(
             "duration",
-            format!("expected at most {MAX_MS} ms, found {ms}"),
+            msg!("expected at most ", MAX_MS, " ms, found ", ms),
         ));
     }
     Ok(format_ms(ms))
@@ -104,18 +103,19 @@ pub(crate) fn format_ms(ms: u64) -> String {
     let seconds = (ms / 1_000) % 60;
     let millis = ms % 1_000;
     let mut out = String::from("PT");
-    // Writing to a String cannot fail.
     if hours > 0 {
-        let _ = write!(out, "{hours}H");
+        out.push_str(&msg!(hours, 'H'));
     }
     if minutes > 0 {
-        let _ = write!(out, "{minutes}M");
+        out.push_str(&msg!(minutes, 'M'));
     }
     if seconds > 0 || millis > 0 || ms == 0 {
-        let _ = write!(out, "{seconds}");
+        out.push_str(&msg!(seconds));
         if millis > 0 {
-            let frac = format!("{millis:03}");
-            let _ = write!(out, ".{}", frac.trim_end_matches('0'));
+            let mut frac = String::new();
+            crate::text::push_padded(&mut frac, millis, 3);
+            out.push('.');
+            out.push_str(frac.trim_end_matches('0'));
         }
         out.push('S');
     }
@@ -165,10 +165,10 @@ fn single_time_component(bytes: &[u8]) -> Option<u64> {
 fn parse_any(text: &str) -> Result<u64, String> {
     let expected =
         "expected an ISO 8601 duration such as \"PT1S\", \"PT0.5S\", \"PT1H30M\" or \"P1D\"";
-    let fail = |why: &str| format!("{expected}, found {}: {why}", quote(text));
+    let fail = |why: &str| msg!(expected, ", found ", quote(text), ": ", why);
     let bytes = text.as_bytes();
     let mut rest = match bytes.split_first() {
-        None => return Err(format!("{expected}, found an empty string")),
+        None => return Err(msg!(expected, ", found an empty string")),
         Some((b'P', rest)) => rest,
         Some(_) => return Err(fail("it must start with an upper-case 'P'")),
     };
@@ -286,8 +286,10 @@ fn parse_any(text: &str) -> Result<u64, String> {
             .checked_add(value)
             .filter(|t| *t <= u128::from(MAX_MS))
             .ok_or_else(|| {
-                fail(&format!(
-                    "the duration exceeds the largest accepted ({MAX_MS} ms)"
+                fail(&msg!(
+                    "the duration exceeds the largest accepted (",
+                    MAX_MS,
+                    " ms)"
                 ))
             })?;
         if total > u128::from(MAX_MS) {

@@ -1,6 +1,7 @@
 //! The one error type of the engine: a stable `code`, the offending `field`,
 //! and a message saying what was expected and what was found.
 
+use crate::text::msg;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -241,7 +242,7 @@ pub(crate) fn quote(s: &str) -> String {
         Some((cut, _)) => {
             crate::json::write::escape_into(&mut out, s.get(..cut).unwrap_or(""));
             out.push_str("...");
-            out.push_str(&alloc::format!("\" ({} bytes)", s.len()));
+            out.push_str(&msg!("\" (", s.len(), " bytes)"));
         }
         None => {
             crate::json::write::escape_into(&mut out, s);

@@ -44,9 +44,8 @@
 //! assert_eq!(JitterSource::Uniform(0.5).sample(1).unwrap(), Sample::from_bits(1 << 52).unwrap());
 //! ```
 
-use alloc::format;
-
 use crate::error::{Error, show_f64};
+use crate::text::msg;
 
 /// `2^53`: the number of distinct samples.
 const SCALE: u64 = 1 << 53;
@@ -79,7 +78,7 @@ impl Sample {
         } else {
             Err(Error::arg(
                 "u",
-                format!("expected a 53-bit sample below 2^53, found {k}"),
+                msg!("expected a 53-bit sample below 2^53, found ", k),
             ))
         }
     }
@@ -155,7 +154,7 @@ impl Sample {
 fn bad_unit(u: f64) -> Error {
     Error::arg(
         "u",
-        format!("expected a finite number in [0, 1), found {}", show_f64(u)),
+        msg!("expected a finite number in [0, 1), found ", show_f64(u)),
     )
 }
 
@@ -214,9 +213,12 @@ impl JitterSource<'_> {
                 retry_number,
             ))),
             #[cfg(feature = "std")]
-            Self::Entropy => getrandom::u64()
-                .map(Sample::from_u64)
-                .map_err(|e| Error::arg("jitter", format!("the OS entropy source failed: {e}"))),
+            Self::Entropy => getrandom::u64().map(Sample::from_u64).map_err(|e| {
+                Error::arg(
+                    "jitter",
+                    alloc::format!("the OS entropy source failed: {e}"),
+                )
+            }),
         }
     }
 

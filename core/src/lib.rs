@@ -84,6 +84,7 @@ pub mod policy;
 pub mod presets;
 pub mod reservation;
 pub mod state;
+mod text;
 pub mod time;
 
 /// Internals for the differential fuzz target (`fuzz/`), compiled only

@@ -17,7 +17,6 @@
 //! ```
 
 use alloc::borrow::{Cow, ToOwned};
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -30,6 +29,7 @@ use crate::backoff::{Backoff, CappedDelays, Curve, Rounding, ScheduleRow, Spread
 use crate::duration::{self, MAX_MS};
 use crate::error::{Error, ErrorCode, Fault, Faults, quote, show_f64};
 use crate::jitter::{JitterSource, Sample};
+use crate::text::msg;
 
 /// The largest number of rows [`RetryPolicy::schedule`] builds in one call.
 pub const MAX_SCHEDULE_ROWS: u64 = 100_000;
@@ -263,7 +263,13 @@ impl PartialPolicy {
         {
             faults.push(
                 "max_attempts",
-                format!("{ctx}expected a non-negative integer at most {MAX_MS}, found {n}"),
+                msg!(
+                    ctx,
+                    "expected a non-negative integer at most ",
+                    MAX_MS,
+                    ", found ",
+                    n
+                ),
             );
         }
         for (field, v) in [
@@ -275,14 +281,14 @@ impl PartialPolicy {
             {
                 faults.push(
                     field,
-                    format!("{ctx}expected at most {MAX_MS} ms, found {ms} ms"),
+                    msg!(ctx, "expected at most ", MAX_MS, " ms, found ", ms, " ms"),
                 );
             }
         }
         if self.initial_interval_ms == Some(0) {
             faults.push(
                 "initial_interval",
-                format!("{ctx}expected a duration greater than zero, found PT0S"),
+                msg!(ctx, "expected a duration greater than zero, found PT0S"),
             );
         }
         if let Some(c) = self.backoff_coefficient
@@ -290,18 +296,18 @@ impl PartialPolicy {
         {
             faults.push(
                 "backoff_coefficient",
-                format!(
-                    "{ctx}expected a finite number >= 1.0, found {}",
-                    show_f64(c)
-                ),
+                msg!(ctx, "expected a finite number >= 1.0, found ", show_f64(c)),
             );
         }
         if let Some(list) = &self.non_retryable_errors {
             for (i, s) in list.iter().enumerate() {
                 if s.is_empty() {
                     faults.push(
-                        format!("non_retryable_errors[{i}]"),
-                        format!("{ctx}expected a non-empty error type, found an empty string"),
+                        msg!("non_retryable_errors[", i, "]"),
+                        msg!(
+                            ctx,
+                            "expected a non-empty error type, found an empty string"
+                        ),
                     );
                 }
             }
@@ -480,7 +486,7 @@ impl RetryPolicy {
             match crate::json::parse(t) {
                 Ok(v) => values.push(v),
                 Err(m) => {
-                    faults.push("", format!("{}{m}", layer_ctx(i, texts.len())));
+                    faults.push("", msg!(layer_ctx(i, texts.len()), m));
                     values.push(Value::Object(Map::new()));
                 }
             }
@@ -561,8 +567,8 @@ impl RetryPolicy {
                         .map_err(|e| e.utf8_error()),
                 }
                 .map_err(|e| {
-                    format!(
-                        "expected UTF-8 JSON text, found invalid UTF-8 at byte {}",
+                    msg!(
+                        "expected UTF-8 JSON text, found invalid UTF-8 at byte ",
                         e.valid_up_to()
                     )
                 }),
@@ -570,7 +576,7 @@ impl RetryPolicy {
             match text.and_then(|t| crate::json::parse(&t)) {
                 Ok(v) => values.push(v),
                 Err(m) => {
-                    faults.push("", format!("{}{m}", layer_ctx(i, n)));
+                    faults.push("", msg!(layer_ctx(i, n), m));
                     values.push(Value::Object(Map::new()));
                 }
             }
@@ -621,9 +627,10 @@ impl RetryPolicy {
                 for key in map.keys().filter(|k| *k != "preset") {
                     faults.push(
                         key.clone(),
-                        format!(
-                            "unknown field {} beside \"preset\"; a preset document holds only \"preset\"",
-                            quote(key)
+                        msg!(
+                            "unknown field ",
+                            quote(key),
+                            " beside \"preset\"; a preset document holds only \"preset\""
                         ),
                     );
                 }
@@ -700,12 +707,13 @@ impl RetryPolicy {
             };
             faults.push(
                 "max_interval",
-                format!(
-                    "expected max_interval >= initial_interval, found max_interval {}{} < initial_interval {}{}",
+                msg!(
+                    "expected max_interval >= initial_interval, found max_interval ",
                     duration::format_ms(max),
                     whose(merged.max_interval_ms.is_some()),
+                    " < initial_interval ",
                     duration::format_ms(initial),
-                    whose(merged.initial_interval_ms.is_some()),
+                    whose(merged.initial_interval_ms.is_some())
                 ),
             );
         }
@@ -994,7 +1002,12 @@ impl RetryPolicy {
         if count > MAX_SCHEDULE_ROWS {
             return Err(Error::arg(
                 "count",
-                format!("expected at most {MAX_SCHEDULE_ROWS} rows, found {count}"),
+                msg!(
+                    "expected at most ",
+                    MAX_SCHEDULE_ROWS,
+                    " rows, found ",
+                    count
+                ),
             ));
         }
         if let Some(j) = &jitter {
@@ -1193,7 +1206,12 @@ pub(crate) fn check_retry_number(n: u64) -> Result<(), Error> {
 fn bad_retry_number(n: u64) -> Error {
     Error::arg(
         "retry_number",
-        format!("expected a retry number between 1 and {MAX_MS}, found {n}"),
+        msg!(
+            "expected a retry number between 1 and ",
+            MAX_MS,
+            ", found ",
+            n
+        ),
     )
 }
 
@@ -1215,7 +1233,7 @@ fn field_rank(field: &str) -> usize {
 
 fn layer_ctx(i: usize, n: usize) -> String {
     if n > 1 {
-        format!("layer {}: ", i.saturating_add(1))
+        msg!("layer ", i.saturating_add(1), ": ")
     } else {
         String::new()
     }
@@ -1259,9 +1277,9 @@ impl<'de> serde::Deserialize<'de> for RetryPolicy {
 pub(crate) fn kind(v: &Value) -> String {
     match v {
         Value::Null => "null".to_owned(),
-        Value::Bool(b) => format!("the boolean {b}"),
-        Value::Number(n) => format!("the number {n}"),
-        Value::String(s) => format!("the string {}", quote(s)),
+        Value::Bool(b) => msg!("the boolean ", b),
+        Value::Number(n) => msg!("the number ", n),
+        Value::String(s) => msg!("the string ", quote(s)),
         Value::Array(_) => "an array".to_owned(),
         Value::Object(_) => "an object".to_owned(),
     }
@@ -1276,25 +1294,25 @@ pub(crate) fn read_uint(v: &Value) -> Result<u64, String> {
     // path formats nothing.
     let expected = "expected a non-negative integer at most 9007199254740991";
     let Value::Number(n) = v else {
-        return Err(format!("{expected}, found {}", kind(v)));
+        return Err(msg!(expected, ", found ", kind(v)));
     };
     if let Some(u) = n.as_u64() {
         return if u <= MAX_MS {
             Ok(u)
         } else {
-            Err(format!("{expected}, found {n}"))
+            Err(msg!(expected, ", found ", n))
         };
     }
     if n.is_i64() {
-        return Err(format!("{expected}, found {n}"));
+        return Err(msg!(expected, ", found ", n));
     }
     let f = n.as_f64().unwrap_or(f64::NAN);
     if !f.is_finite() || libm::trunc(f) != f {
-        return Err(format!("{expected}, found {n} (not an integer)"));
+        return Err(msg!(expected, ", found ", n, " (not an integer)"));
     }
     #[allow(clippy::cast_precision_loss)]
     if f < 0.0 || f > MAX_MS as f64 {
-        return Err(format!("{expected}, found {n}"));
+        return Err(msg!(expected, ", found ", n));
     }
     // Integral and within [0, 2^53): exact.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -1304,10 +1322,7 @@ pub(crate) fn read_uint(v: &Value) -> Result<u64, String> {
 fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
     let mut p = PartialPolicy::default();
     let Value::Object(map) = value else {
-        faults.push(
-            "",
-            format!("{ctx}expected a JSON object, found {}", kind(value)),
-        );
+        faults.push("", msg!(ctx, "expected a JSON object, found ", kind(value)));
         return p;
     };
     let get = |name: &str| map.get(name);
@@ -1315,7 +1330,7 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
     if let Some(v) = get("max_attempts") {
         match read_uint(v) {
             Ok(n) => p.max_attempts = Some(n),
-            Err(m) => faults.push("max_attempts", format!("{ctx}{m}")),
+            Err(m) => faults.push("max_attempts", msg!(ctx, m)),
         }
     }
     for (field, slot) in [
@@ -1326,12 +1341,13 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
             match v {
                 Value::String(s) => match duration::parse_ms(s) {
                     Ok(ms) => *slot = Some(ms),
-                    Err(m) => faults.push(field, format!("{ctx}{m}")),
+                    Err(m) => faults.push(field, msg!(ctx, m)),
                 },
                 other => faults.push(
                     field,
-                    format!(
-                        "{ctx}expected an ISO 8601 duration string such as \"PT1S\", found {}",
+                    msg!(
+                        ctx,
+                        "expected an ISO 8601 duration string such as \"PT1S\", found ",
                         kind(other)
                     ),
                 ),
@@ -1343,7 +1359,7 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
             Some(c) if v.is_number() => p.backoff_coefficient = Some(c),
             _ => faults.push(
                 "backoff_coefficient",
-                format!("{ctx}expected a number >= 1.0, found {}", kind(v)),
+                msg!(ctx, "expected a number >= 1.0, found ", kind(v)),
             ),
         }
     }
@@ -1352,7 +1368,7 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
             Value::Bool(b) => p.jitter = Some(*b),
             other => faults.push(
                 "jitter",
-                format!("{ctx}expected true or false, found {}", kind(other)),
+                msg!(ctx, "expected true or false, found ", kind(other)),
             ),
         }
     }
@@ -1364,8 +1380,8 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
                     match item {
                         Value::String(s) => list.push(s.clone()),
                         other => faults.push(
-                            format!("non_retryable_errors[{i}]"),
-                            format!("{ctx}expected an error type string, found {}", kind(other)),
+                            msg!("non_retryable_errors[", i, "]"),
+                            msg!(ctx, "expected an error type string, found ", kind(other)),
                         ),
                     }
                 }
@@ -1373,8 +1389,9 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
             }
             other => faults.push(
                 "non_retryable_errors",
-                format!(
-                    "{ctx}expected an array of error type strings, found {}",
+                msg!(
+                    ctx,
+                    "expected an array of error type strings, found ",
                     kind(other)
                 ),
             ),
@@ -1385,8 +1402,9 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
             Some(o) => p.on_exhaustion = Some(o),
             None => faults.push(
                 "on_exhaustion",
-                format!(
-                    "{ctx}expected \"discard\" or \"dead_letter\", found {}",
+                msg!(
+                    ctx,
+                    "expected \"discard\" or \"dead_letter\", found ",
                     kind(v)
                 ),
             ),
@@ -1397,10 +1415,7 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
             Some(s) => p.backoff_strategy = Some(s),
             None => faults.push(
                 "backoff_strategy",
-                format!(
-                    "{ctx}expected \"exponential\", \"polynomial\", \"linear\" or \"none\" (alias \"constant\"), found {}",
-                    kind(v)
-                ),
+                msg!(ctx, "expected \"exponential\", \"polynomial\", \"linear\" or \"none\" (alias \"constant\"), found ", kind(v)),
             ),
         }
     }
@@ -1408,9 +1423,11 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
     for key in map.keys().filter(|k| !FIELDS.contains(&k.as_str())) {
         faults.push(
             key.clone(),
-            format!(
-                "{ctx}unknown field {}; expected one of {}",
+            msg!(
+                ctx,
+                "unknown field ",
                 quote(key),
+                "; expected one of ",
                 FIELDS.join(", ")
             ),
         );
@@ -1447,7 +1464,7 @@ mod tests {
         ];
         let mut found = Faults::default();
         for (i, field) in fields.iter().enumerate() {
-            found.push(*field, format!("fault {i}"));
+            found.push(*field, alloc::format!("fault {i}"));
         }
         let mut expected = found.0.clone();
         expected.sort_by_key(|f| field_rank(&f.field));

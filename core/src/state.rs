@@ -18,7 +18,6 @@
 
 use alloc::borrow::ToOwned;
 use alloc::collections::VecDeque;
-use alloc::format;
 use alloc::string::String;
 
 use crate::json::write::Writer;
@@ -30,6 +29,7 @@ use crate::duration::MAX_MS;
 use crate::error::{Error, ErrorCode};
 use crate::jitter::JitterSource;
 use crate::policy::{RetryPolicy, kind, read_uint};
+use crate::text::msg;
 use crate::time;
 
 /// The smallest error-history bound accepted (RET-15).
@@ -130,7 +130,12 @@ impl RetryState {
         if limit < MIN_HISTORY {
             return Err(Error::arg(
                 "history_limit",
-                format!("expected at least {MIN_HISTORY} (spec §10.1), found {limit}"),
+                msg!(
+                    "expected at least ",
+                    MIN_HISTORY,
+                    " (spec §10.1), found ",
+                    limit
+                ),
             ));
         }
         self.history_limit = limit;
@@ -219,9 +224,10 @@ impl RetryState {
         if let Some(t) = self.terminal {
             return Err(Error::arg(
                 "state",
-                format!(
-                    "expected a job that is still retrying, found one already terminal ({})",
-                    t.as_str()
+                msg!(
+                    "expected a job that is still retrying, found one already terminal (",
+                    t.as_str(),
+                    ")"
                 ),
             ));
         }
@@ -308,18 +314,16 @@ impl RetryState {
     fn from_json_value(v: &Value, history_limit: usize) -> Result<Self, Error> {
         let bad = |field: &str, m: String| Error::new(ErrorCode::StateInvalid, field, m);
         let Value::Object(map) = v else {
-            return Err(bad(
-                "",
-                format!("expected a JSON object, found {}", kind(v)),
-            ));
+            return Err(bad("", msg!("expected a JSON object, found ", kind(v))));
         };
         for key in map.keys() {
             if !["attempt", "errors", "next_retry_at", "terminal"].contains(&key.as_str()) {
                 return Err(bad(
                     key,
-                    format!(
-                        "unknown field {}; expected attempt, errors, next_retry_at, terminal",
-                        crate::error::quote(key)
+                    msg!(
+                        "unknown field ",
+                        crate::error::quote(key),
+                        "; expected attempt, errors, next_retry_at, terminal"
                     ),
                 ));
             }
@@ -345,7 +349,7 @@ impl RetryState {
             Some(other) => {
                 return Err(bad(
                     "next_retry_at",
-                    format!("expected an RFC 3339 string or null, found {}", kind(other)),
+                    msg!("expected an RFC 3339 string or null, found ", kind(other)),
                 ));
             }
         };
@@ -356,8 +360,8 @@ impl RetryState {
             Some(other) => {
                 return Err(bad(
                     "terminal",
-                    format!(
-                        "expected null, \"discard\" or \"dead_letter\", found {}",
+                    msg!(
+                        "expected null, \"discard\" or \"dead_letter\", found ",
                         kind(other)
                     ),
                 ));
@@ -368,13 +372,13 @@ impl RetryState {
             None => {}
             Some(Value::Array(items)) => {
                 for (i, item) in items.iter().enumerate() {
-                    errors.push_back(read_record(item, &format!("errors[{i}]"))?);
+                    errors.push_back(read_record(item, &msg!("errors[", i, "]"))?);
                 }
             }
             Some(other) => {
                 return Err(bad(
                     "errors",
-                    format!("expected an array, found {}", kind(other)),
+                    msg!("expected an array, found ", kind(other)),
                 ));
             }
         }
@@ -390,21 +394,20 @@ impl RetryState {
 }
 
 fn read_record(v: &Value, at: &str) -> Result<ErrorRecord, Error> {
-    let bad =
-        |field: &str, m: String| Error::new(ErrorCode::StateInvalid, format!("{at}.{field}"), m);
+    let bad = |field: &str, m: String| Error::new(ErrorCode::StateInvalid, msg!(at, ".", field), m);
     let Value::Object(map) = v else {
         return Err(Error::new(
             ErrorCode::StateInvalid,
             at,
-            format!("expected an object, found {}", kind(v)),
+            msg!("expected an object, found ", kind(v)),
         ));
     };
     let text = |field: &str| match map.get(field) {
         Some(Value::String(s)) => Ok(s.clone()),
         other => Err(bad(
             field,
-            format!(
-                "expected a string, found {}",
+            msg!(
+                "expected a string, found ",
                 other.map_or("nothing".to_owned(), kind)
             ),
         )),
@@ -426,7 +429,7 @@ fn read_record(v: &Value, at: &str) -> Result<ErrorRecord, Error> {
         Some(other) => {
             return Err(bad(
                 "code",
-                format!("expected a handler code string, found {}", kind(other)),
+                msg!("expected a handler code string, found ", kind(other)),
             ));
         }
     };

@@ -5,10 +5,10 @@
 //! precision, and must give the same text in every runtime; tests check it
 //! against `chrono`.
 
-use alloc::format;
 use alloc::string::String;
 
 use crate::error::{Error, quote};
+use crate::text::msg;
 
 /// The largest instant accepted: 9999-12-31T23:59:59.999Z, the last one RFC
 /// 3339 can write. `now` must lie in `[0, MAX_INSTANT_MS]`; a
@@ -20,8 +20,11 @@ pub(crate) fn check_instant(field: &str, ms: u64) -> Result<u64, Error> {
     if ms > MAX_INSTANT_MS {
         return Err(Error::arg(
             field,
-            format!(
-                "expected epoch milliseconds between 0 and {MAX_INSTANT_MS} (9999-12-31T23:59:59.999Z), found {ms}"
+            msg!(
+                "expected epoch milliseconds between 0 and ",
+                MAX_INSTANT_MS,
+                " (9999-12-31T23:59:59.999Z), found ",
+                ms
             ),
         ));
     }
@@ -50,13 +53,20 @@ pub(crate) fn format_ms(ms: u64) -> String {
     let days = ms / 86_400_000;
     let rem = ms % 86_400_000;
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3_600_000,
-        (rem / 60_000) % 60,
-        (rem / 1_000) % 60,
-        rem % 1_000
-    )
+    let mut out = String::with_capacity(24);
+    for (n, width, after) in [
+        (y, 4, '-'),
+        (m, 2, '-'),
+        (d, 2, 'T'),
+        (rem / 3_600_000, 2, ':'),
+        ((rem / 60_000) % 60, 2, ':'),
+        ((rem / 1_000) % 60, 2, '.'),
+        (rem % 1_000, 3, 'Z'),
+    ] {
+        crate::text::push_padded(&mut out, n, width);
+        out.push(after);
+    }
+    out
 }
 
 /// Parses an RFC 3339 timestamp (`2026-02-12T10:31:05Z`,
@@ -82,9 +92,11 @@ pub fn parse_timestamp(text: &str) -> Result<u64, Error> {
 #[allow(clippy::arithmetic_side_effects)]
 pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
     let fail = |why: &str| {
-        format!(
-            "expected an RFC 3339 timestamp such as \"2026-02-12T10:31:05.250Z\", found {}: {why}",
-            quote(text)
+        msg!(
+            "expected an RFC 3339 timestamp such as \"2026-02-12T10:31:05.250Z\", found ",
+            quote(text),
+            ": ",
+            why
         )
     };
     let b = text.as_bytes();

@@ -349,6 +349,17 @@ impl fmt::Display for Number {
     }
 }
 
+/// As its `Display`, for messages (`text::msg!`).
+impl crate::text::Piece for Number {
+    fn push_to(&self, out: &mut String) {
+        match self.0 {
+            N::PosInt(u) => u.push_to(out),
+            N::NegInt(i) => i.push_to(out),
+            N::Float(x) => out.push_str(zmij::Buffer::new().format_finite(x)),
+        }
+    }
+}
+
 impl fmt::Debug for Number {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Number({self})")

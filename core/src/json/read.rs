@@ -7,11 +7,11 @@
 //! scan) are shared with the fast policy reader ([`crate::fast_layer`]).
 
 use alloc::borrow::Cow;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::{Map, N, Number, Value};
+use crate::text::msg;
 
 /// `serde_json`'s recursion limit: the 128th open bracket is an error.
 pub(crate) const MAX_DEPTH: u32 = 128;
@@ -26,16 +26,16 @@ pub(crate) fn parse(text: &str) -> Result<Value, String> {
         depth: 0,
     };
     let value = r.value().map_err(|e| {
-        format!(
-            "expected a JSON document, found invalid JSON: {}",
+        msg!(
+            "expected a JSON document, found invalid JSON: ",
             r.describe(&e)
         )
     })?;
     r.pos = r.bytes.len().saturating_sub(skip_ws(r.rest()).len());
     if r.pos < r.bytes.len() {
         let e = Fault::at("trailing characters", r.pos);
-        return Err(format!(
-            "expected a single JSON document, found trailing characters: {}",
+        return Err(msg!(
+            "expected a single JSON document, found trailing characters: ",
             r.describe(&e)
         ));
     }
@@ -111,9 +111,11 @@ impl<'a> Reader<'a> {
             .filter(|&&b| b == b'\n')
             .count()
             .saturating_add(1);
-        format!(
-            "{} at line {line} column {}",
+        msg!(
             e.what,
+            " at line ",
+            line,
+            " column ",
             at.saturating_sub(line_start)
         )
     }
@@ -396,7 +398,7 @@ impl<'a> Reader<'a> {
             let value = self.value()?;
             if let Err((key, _)) = map.insert_new(key, value) {
                 return Err(Fault {
-                    what: Cow::Owned(format!("duplicate key {}", crate::error::quote(&key))),
+                    what: Cow::Owned(msg!("duplicate key ", crate::error::quote(&key))),
                     at: key_end,
                 });
             }

@@ -3,7 +3,6 @@
 //! canonical JSON did not change when the engine stopped linking it.
 
 use alloc::string::String;
-use core::fmt::Write as _;
 
 use super::{Map, N, Value};
 
@@ -77,8 +76,7 @@ impl Writer {
     }
 
     pub(crate) fn u64(&mut self, n: u64) {
-        // Writing into a String cannot fail.
-        let _ = write!(self.out, "{n}");
+        crate::text::Piece::push_to(&n, &mut self.out);
     }
 
     /// A double as serde_json writes one: shortest round trip (`zmij`),
@@ -112,9 +110,7 @@ impl Writer {
             Value::Bool(b) => self.bool(*b),
             Value::Number(n) => match n.0 {
                 N::PosInt(u) => self.u64(u),
-                N::NegInt(i) => {
-                    let _ = write!(self.out, "{i}");
-                }
+                N::NegInt(i) => crate::text::Piece::push_to(&i, &mut self.out),
                 N::Float(x) => self.f64(x),
             },
             Value::String(s) => self.string(s),

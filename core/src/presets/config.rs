@@ -3,7 +3,6 @@
 //! rejected, and the canonical (fully defaulted) object written back.
 
 use alloc::borrow::ToOwned;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -12,6 +11,7 @@ use crate::json::{Map, Number, Value};
 use crate::decision::Action;
 use crate::error::{Faults, quote, show_f64};
 use crate::policy::{kind, read_uint};
+use crate::text::msg;
 
 pub(crate) struct Reader<'a> {
     map: &'a Map<String, Value>,
@@ -51,7 +51,14 @@ impl<'a> Reader<'a> {
                 Ok(n) => {
                     self.fault(
                         key,
-                        format!("expected an integer between {min} and {max}, found {n}"),
+                        msg!(
+                            "expected an integer between ",
+                            min,
+                            " and ",
+                            max,
+                            ", found ",
+                            n
+                        ),
                     );
                     default
                 }
@@ -248,7 +255,7 @@ pub(crate) fn in_range(v: &Value, min: f64, max: f64) -> Option<f64> {
 
 /// The field `preset.<key>[<i>]`.
 pub(crate) fn item_field(key: &str, i: usize) -> String {
-    format!("preset.{key}[{i}]")
+    msg!("preset.", key, "[", i, "]")
 }
 
 /// "`expected`, found <what `v` is>".

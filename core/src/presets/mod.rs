@@ -32,7 +32,6 @@ pub(crate) mod formula;
 
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -47,6 +46,7 @@ use crate::matching::first_match;
 use crate::policy::{OnExhaustion, RetryPolicy, kind};
 use crate::{ScheduleRow, Strategy};
 
+use crate::text::msg;
 use config::{Reader, cat, found, in_range};
 use formula::{BullKind, Formula, RatchetPolicy, SidekiqJitter, ZzzStrategy};
 
@@ -132,8 +132,11 @@ impl Preset {
             if n > MAX_CHAIN {
                 return Err(Error::arg(
                     "retry_number",
-                    format!(
-                        "decorrelated jitter walks the chain of every earlier retry; expected a retry number at most {MAX_CHAIN}, found {n}"
+                    msg!(
+                        "decorrelated jitter walks the chain of every earlier retry; expected a retry number at most ",
+                        MAX_CHAIN,
+                        ", found ",
+                        n
                     ),
                 ));
             }
@@ -567,7 +570,18 @@ fn read_options(options: Options, r: &mut Reader<'_>, read: &mut Read) {
                     let unit = if ms { " ms" } else { "" };
                     r.fault(
                         key,
-                        format!("expected {key} >= {other}, found {v}{unit} < {min}{unit}"),
+                        msg!(
+                            "expected ",
+                            key,
+                            " >= ",
+                            other,
+                            ", found ",
+                            v,
+                            unit,
+                            " < ",
+                            min,
+                            unit
+                        ),
                     );
                 }
                 0
