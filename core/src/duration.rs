@@ -40,7 +40,7 @@
 use alloc::string::String;
 
 use crate::error::{Error, ErrorCode, quote};
-use crate::text::msg;
+use crate::text::{Piece as _, msg};
 
 /// The largest duration, delay or instant the engine accepts, in
 /// milliseconds: 2^53 − 1, the largest integer that JavaScript and JSON
@@ -104,13 +104,15 @@ pub(crate) fn format_ms(ms: u64) -> String {
     let millis = ms % 1_000;
     let mut out = String::from("PT");
     if hours > 0 {
-        out.push_str(&msg!(hours, 'H'));
+        hours.push_to(&mut out);
+        out.push('H');
     }
     if minutes > 0 {
-        out.push_str(&msg!(minutes, 'M'));
+        minutes.push_to(&mut out);
+        out.push('M');
     }
     if seconds > 0 || millis > 0 || ms == 0 {
-        out.push_str(&msg!(seconds));
+        seconds.push_to(&mut out);
         if millis > 0 {
             let mut frac = String::new();
             crate::text::push_padded(&mut frac, millis, 3);

@@ -49,16 +49,26 @@ impl<T: Piece + ?Sized> Piece for &T {
     }
 }
 
+// Every integer through one `u64` or `i64` formatter: one copy of itoa's
+// code per width would each be ~300 B of wasm.
 macro_rules! integer_piece {
-    ($($t:ty),*) => {$(
+    ($wide:ty: $($t:ty),*) => {$(
         impl Piece for $t {
             fn push_to(&self, out: &mut String) {
-                out.push_str(itoa::Buffer::new().format(*self));
+                out.push_str(itoa::Buffer::new().format(<$wide>::from(*self)));
             }
         }
     )*};
 }
-integer_piece!(u8, u16, u32, u64, usize, i32, i64);
+integer_piece!(u64: u8, u16, u32, u64);
+integer_piece!(i64: i32, i64);
+
+impl Piece for usize {
+    fn push_to(&self, out: &mut String) {
+        // usize is at most 64 bits on every target the engine builds for.
+        u64::try_from(*self).unwrap_or(u64::MAX).push_to(out);
+    }
+}
 
 /// `n` in decimal with at least `width` digits, zero-padded on the left
 /// (`format!("{n:0width$}")`).
