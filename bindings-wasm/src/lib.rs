@@ -151,6 +151,16 @@ fn error_json(e: &Error) -> String {
     out
 }
 
+/// `parts` joined: `cat(&[..])` without `alloc`'s generic join (1 KB
+/// of wasm, with a panic for a length overflow that cannot happen).
+fn cat(parts: &[&str]) -> String {
+    let mut out = String::new();
+    for p in parts {
+        out.push_str(p);
+    }
+    out
+}
+
 /// A `validation.invalid_argument` error for one field.
 fn arg_error(field: &str, message: &str) -> Error {
     ojs_retry::args::Document::Argument.fault(field, message)
@@ -163,15 +173,14 @@ fn miss_error(miss: &Miss, field: &str, what: &str, noun: &str) -> Error {
     arg_error(
         field,
         &match miss {
-            Miss::Freed => ["expected a live ", what, ", found one already freed"].concat(),
-            Miss::Unknown => [
+            Miss::Freed => cat(&["expected a live ", what, ", found one already freed"]),
+            Miss::Unknown => cat(&[
                 "expected a live ",
                 what,
                 ", found a released or unknown ",
                 noun,
                 " handle",
-            ]
-            .concat(),
+            ]),
         },
     )
 }
@@ -321,13 +330,12 @@ impl Args<'_> {
         usize::try_from(n).map(Some).map_err(|_| {
             arg_error(
                 "history_limit",
-                &[
+                &cat(&[
                     "expected at most ",
                     itoa::Buffer::new().format(usize::MAX),
                     " in wasm32, found ",
                     itoa::Buffer::new().format(n),
-                ]
-                .concat(),
+                ]),
             )
         })
     }
@@ -699,24 +707,22 @@ fn call_text(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
             return reservation(h, |r| {
                 Ok(match op {
                     13 => match r.heartbeat(now)? {
-                        Heartbeat::Extended { deadline } => [
+                        Heartbeat::Extended { deadline } => cat(&[
                             "{\"extended\":true,\"deadline\":",
                             itoa::Buffer::new().format(deadline),
                             "}",
-                        ]
-                        .concat(),
+                        ]),
                         Heartbeat::Expired => String::from("{\"extended\":false}"),
                     },
                     _ => match r.expiry(now)? {
                         None => String::from("null"),
-                        Some(f) => [
+                        Some(f) => cat(&[
                             "{\"attempt\":",
                             itoa::Buffer::new().format(f.attempt),
                             ",\"timedOut\":",
                             if f.timed_out { "true" } else { "false" },
                             "}",
-                        ]
-                        .concat(),
+                        ]),
                     },
                 })
             });
@@ -887,15 +893,17 @@ pub extern "C" fn delay_u(handle: f64, retry_number: f64, u: f64) -> f64 {
 #[allow(unsafe_code)]
 #[unsafe(export_name = "__delayS")]
 pub extern "C" fn delay_s(handle: f64, retry_number: f64, seed: f64) -> f64 {
-    let Some(seed) = fast_uint(seed) else {
+    // The engine's own out-of-line `delay` (the one `run` calls), not a
+    // third inlined copy of it: seeds have no speed target of their own,
+    // and the copy was 0.9 KB of wasm.
+    let (Some(seed), Some(n)) = (fast_uint(seed), fast_uint(retry_number)) else {
         return -1.0;
     };
-    registry::delay(
-        handle,
-        retry_number,
-        ojs_retry::JitterSource::Seed(seed),
-        fast_delay,
-    )
+    registry::with(handle, |p| {
+        p.delay(n, ojs_retry::JitterSource::Seed(seed))
+            .map_or(-1.0, fast_num)
+    })
+    .unwrap_or(-1.0)
 }
 
 /// The most numbers [`scratch`] makes room for (`api.js` asks for 1024).
@@ -981,12 +989,19 @@ pub fn delays_fast(handle: f64, kind: u32, jitter: f64, len: f64) -> f64 {
     let Some(slots) = s.get_mut(..len) else {
         return -1.0;
     };
+    // The engine's out-of-line `delay` for each (the one `run` calls), not
+    // its batch, which inlines a copy of the delay (1.5 KB of wasm):
+    // inside the module a call per retry costs little next to crossing
+    // the boundary per retry.
     registry::with(handle, |p| {
-        // The core's batch: the source's and the spread's work once.
-        match p.delays_with(src).and_then(|d| d.fill(slots)) {
-            Ok(()) => 0.0,
-            Err(_) => -1.0,
+        for slot in slots {
+            let d = fast_uint(*slot).and_then(|n| p.delay(n, src).ok());
+            match d {
+                Some(d) => *slot = num(d),
+                None => return -1.0,
+            }
         }
+        0.0
     })
     .unwrap_or(-1.0)
 }
