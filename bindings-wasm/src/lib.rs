@@ -84,7 +84,7 @@ fn json_opt(out: &mut String, s: Option<&str>) {
 /// `Some(n)` as a JSON number, `None` as `null`.
 fn json_num(out: &mut String, n: Option<u64>) {
     match n {
-        Some(n) => out.push_str(itoa::Buffer::new().format(n)),
+        Some(n) => ojs_retry::json::push_u64(out, n),
         None => out.push_str("null"),
     }
 }
@@ -158,6 +158,13 @@ fn cat(parts: &[&str]) -> String {
     for p in parts {
         out.push_str(p);
     }
+    out
+}
+
+/// `n` in decimal.
+fn int(n: u64) -> String {
+    let mut out = String::new();
+    ojs_retry::json::push_u64(&mut out, n);
     out
 }
 
@@ -332,9 +339,9 @@ impl Args<'_> {
                 "history_limit",
                 &cat(&[
                     "expected at most ",
-                    itoa::Buffer::new().format(usize::MAX),
+                    &int(u64::try_from(usize::MAX).unwrap_or(u64::MAX)),
                     " in wasm32, found ",
-                    itoa::Buffer::new().format(n),
+                    &int(n),
                 ]),
             )
         })
@@ -707,18 +714,16 @@ fn call_text(op: u32, h: f64, a: &Args<'_>) -> Result<String, Error> {
             return reservation(h, |r| {
                 Ok(match op {
                     13 => match r.heartbeat(now)? {
-                        Heartbeat::Extended { deadline } => cat(&[
-                            "{\"extended\":true,\"deadline\":",
-                            itoa::Buffer::new().format(deadline),
-                            "}",
-                        ]),
+                        Heartbeat::Extended { deadline } => {
+                            cat(&["{\"extended\":true,\"deadline\":", &int(deadline), "}"])
+                        }
                         Heartbeat::Expired => String::from("{\"extended\":false}"),
                     },
                     _ => match r.expiry(now)? {
                         None => String::from("null"),
                         Some(f) => cat(&[
                             "{\"attempt\":",
-                            itoa::Buffer::new().format(f.attempt),
+                            &int(f.attempt),
                             ",\"timedOut\":",
                             if f.timed_out { "true" } else { "false" },
                             "}",

@@ -40,6 +40,19 @@ pub fn push_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// Appends `n` as a JSON number (its decimal digits), as the writer
+/// writes integers: for bindings that build small JSON texts by hand.
+///
+/// ```
+/// let mut out = String::from("{\"deadline\":");
+/// ojs_retry::json::push_u64(&mut out, 1_770_892_265_000);
+/// out.push('}');
+/// assert_eq!(out, r#"{"deadline":1770892265000}"#);
+/// ```
+pub fn push_u64(out: &mut String, n: u64) {
+    crate::text::push_u64(out, n);
+}
+
 #[cfg(all(any(test, fuzzing), feature = "serde_json"))]
 pub(crate) mod reference;
 
