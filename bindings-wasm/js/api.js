@@ -452,10 +452,30 @@ function seed(v) {
 
 // One fresh sample from the host's entropy: 53 bits `k`, as `u = k / 2^53`
 // (exact: the core turns it back into `k`).
-const entropyWords = new Uint32Array(2);
+// Entropy is drawn from `crypto.getRandomValues` a pool at a time (16 KB,
+// 2 048 samples): one host call per sample cost ~2.4 µs, which made
+// `delay(n)` a hundred times slower than `delay(n, u)`; a call per pool
+// costs ~2 ns per sample. Each sample is still 53 fresh bits from the
+// host's CSPRNG, used once.
+const ENTROPY_WORDS = 4096;
+const entropyPool = new Uint32Array(ENTROPY_WORDS);
+let entropyNext = ENTROPY_WORDS;
+/** A fresh uniform sample `k / 2^53` in [0, 1) from the host's entropy. */
+function entropySample() {
+  if (entropyNext >= ENTROPY_WORDS) {
+    crypto.getRandomValues(entropyPool);
+    entropyNext = 0;
+  }
+  const hi = entropyPool[entropyNext] >>> 11;
+  const lo = entropyPool[entropyNext + 1];
+  // Used once: a sample's bits are never drawn again.
+  entropyPool[entropyNext] = 0;
+  entropyPool[entropyNext + 1] = 0;
+  entropyNext += 2;
+  return (hi * TWO_32 + lo) / 2 ** 53;
+}
 function entropy() {
-  crypto.getRandomValues(entropyWords);
-  return [0, ((entropyWords[0] >>> 11) * TWO_32 + entropyWords[1]) / 2 ** 53];
+  return [0, entropySample()];
 }
 
 /** The given jitter source, or a fresh entropy sample. */
@@ -724,6 +744,8 @@ method(RetryPolicy, "delay", function delay(retryNumber, jitter_) {
     let d = -1;
     if (typeof jitter_ === "number") {
       d = delayU(h, retryNumber, jitter_);
+    } else if (jitter_ === undefined) {
+      d = delayU(h, retryNumber, entropySample());
     } else {
       const kind = fastJitter(jitter_);
       if (kind === 0) d = delayU(h, retryNumber, jitterValue);

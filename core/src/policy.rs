@@ -894,13 +894,13 @@ impl RetryPolicy {
             JitterSource::Seed(seed) if self.preset.is_some() => {
                 return from_cold(self.preset_delay_seed(n, seed));
             }
-            _ if self.preset.is_some() => return self.delay(n, jitter).ok(),
+            _ if self.preset.is_some() => return self.delay_other(n, jitter),
             // Checked even when the policy has no jitter, as `sample` does;
             // a spread of none ignores the sample.
             JitterSource::Uniform(u) => Sample::unit(u)?,
             JitterSource::Seed(seed) => Sample::from_u64(crate::jitter::splitmix64(seed, n)),
             // A key's hash, OS entropy: not the fast case.
-            _ => return self.delay(n, jitter).ok(),
+            _ => return self.delay_other(n, jitter),
         };
         let b = &self.backoff;
         let capped = b.capped_ms(n, &self.capped);
@@ -917,6 +917,17 @@ impl RetryPolicy {
     #[inline(never)]
     fn preset_delay_uniform(&self, n: u64, u: f64) -> u64 {
         self.delay(n, JitterSource::Uniform(u)).unwrap_or(COLD_NONE)
+    }
+
+    /// [`RetryPolicy::delay`], `ok`: [`RetryPolicy::delay_ok`]'s route for
+    /// the sources it does not take itself. Out of line so that `delay`
+    /// stays a call there: inlined (as it was once `delay` had several
+    /// callers in the wasm build) it gave the fast export a shadow-stack
+    /// frame and cost 8 ns per call.
+    #[cold]
+    #[inline(never)]
+    fn delay_other(&self, n: u64, jitter: JitterSource<'_>) -> Option<u64> {
+        self.delay(n, jitter).ok()
     }
 
     /// As [`RetryPolicy::preset_delay_uniform`], with a seed.

@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { glue, fast, run, makePolicy, policyText, policyDelay } from "./wire.mjs";
+import { glue, fast, run, makePolicy, policyText, policyDelay, inChild } from "./wire.mjs";
 import {
   RetryPolicy,
   RetryState,
@@ -167,6 +167,43 @@ test("an omitted jitter source draws OS entropy: varied, within the jitter range
   assert.ok(decisions.size > 30, `only ${decisions.size} distinct decision delays in 50`);
   const rows = p.schedule(2, undefined);
   assert.equal(rows[1].delayMs, null);
+});
+
+test("an omitted jitter source takes the host's entropy a pool at a time, each sample once, in order", () => {
+  // In a child, with crypto.getRandomValues replaced by a recorder of known
+  // words: 5 000 delays and 100 decisions draw 5 100 samples of two words
+  // each, so the 4 096-word pool is filled three times.
+  const out = inChild(`
+    let fills = 0;
+    const words = [];
+    crypto.getRandomValues = (a) => {
+      fills++;
+      for (let i = 0; i < a.length; i++) {
+        a[i] = Math.imul(words.length + 1, 2654435761) >>> 0;
+        words.push(a[i]);
+      }
+      return a;
+    };
+    const p = new RetryPolicy();
+    out.delays = [];
+    for (let i = 0; i < 5000; i++) out.delays.push(p.delay(3));
+    out.decided = [];
+    for (let i = 0; i < 100; i++) out.decided.push(p.decide({ attempt: 3 }, { now: 0 }).delayMs);
+    out.fills = fills;
+    out.words = words;
+  `);
+  assert.equal(out.fills, 3);
+  const p = new RetryPolicy();
+  // Sample i is words 2i (top 21 bits) and 2i + 1: k / 2^53.
+  const u = (i) => ((out.words[2 * i] >>> 11) * 2 ** 32 + out.words[2 * i + 1]) / 2 ** 53;
+  for (let i = 0; i < 5000; i++) {
+    assert.equal(out.delays[i], p.delay(3, u(i)), `delay ${i}`);
+  }
+  for (let i = 0; i < 100; i++) {
+    assert.equal(out.decided[i], p.decide({ attempt: 3 }, { now: 0, jitter: { u: u(5000 + i) } }).delayMs, `decision ${i}`);
+  }
+  // The samples differ (the recorder's words do), and so do the delays.
+  assert.ok(new Set(out.delays).size > 1000);
 });
 
 test("seeds: number and BigInt agree; out-of-range seeds are errors", () => {
