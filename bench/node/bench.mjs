@@ -141,6 +141,7 @@ for (const [label, p] of [['native', pn], ['wasm', pw]]) {
   bench('delay', `${label} delay(n, { u })`, (i) => p.delay(nOf(i), { u: Math.random() }))
   bench('delay', `${label} delay(n, { seed })`, (i) => p.delay(nOf(i), { seed: i }))
   bench('delay', `${label} delay(n, { key })`, (i) => p.delay(nOf(i), { key: 'job-8f3a' }))
+  bench('delay', `${label} delay(n), the host's entropy`, (i) => p.delay(nOf(i)))
 }
 
 // Batch: 25 delays in one call against 25 single calls, per delay.

@@ -95,6 +95,7 @@ def main() -> None:
     bench("delay", "ojs_retry policy.delay(n, u=0.5)", "policy.delay(N, u=0.5)")
     bench("delay", "ojs_retry policy.delay(n, seed=42)", "policy.delay(N, seed=42)")
     bench("delay", "ojs_retry policy.delay(n, key='job-8f3a')", "policy.delay(N, key='job-8f3a')")
+    bench("delay", "ojs_retry policy.delay(n), OS entropy", "policy.delay(N)")
     # What a user writes instead: the §12.3 curve with module-level names.
     ns_.update(rnd=random.random, I=I_MS, C=C, CAP=CAP_MS)
     bench("delay", "pure Python formula (tuned)", "int(min(I * C ** (N - 1), CAP) * (0.5 + rnd()))")

@@ -456,23 +456,25 @@ function seed(v) {
 // 2 048 samples): one host call per sample cost ~2.4 µs, which made
 // `delay(n)` a hundred times slower than `delay(n, u)`; a call per pool
 // costs ~2 ns per sample. Each sample is still 53 fresh bits from the
-// host's CSPRNG, used once.
-const ENTROPY_WORDS = 4096;
-const entropyPool = new Uint32Array(ENTROPY_WORDS);
-let entropyNext = ENTROPY_WORDS;
+// host's CSPRNG (the pool holds them as `u`, the words are cleared), used
+// once.
+const ENTROPY_SAMPLES = 2048;
+const entropyWords = new Uint32Array(2 * ENTROPY_SAMPLES);
+const entropyPool = new Float64Array(ENTROPY_SAMPLES);
+let entropyNext = ENTROPY_SAMPLES;
 /** A fresh uniform sample `k / 2^53` in [0, 1) from the host's entropy. */
 function entropySample() {
-  if (entropyNext >= ENTROPY_WORDS) {
-    crypto.getRandomValues(entropyPool);
-    entropyNext = 0;
+  if (entropyNext >= ENTROPY_SAMPLES) refillEntropy();
+  return entropyPool[entropyNext++];
+}
+// Out of line, so that `entropySample` stays small enough to inline.
+function refillEntropy() {
+  crypto.getRandomValues(entropyWords);
+  for (let i = 0; i < ENTROPY_SAMPLES; i++) {
+    entropyPool[i] = ((entropyWords[2 * i] >>> 11) * TWO_32 + entropyWords[2 * i + 1]) / 2 ** 53;
   }
-  const hi = entropyPool[entropyNext] >>> 11;
-  const lo = entropyPool[entropyNext + 1];
-  // Used once: a sample's bits are never drawn again.
-  entropyPool[entropyNext] = 0;
-  entropyPool[entropyNext + 1] = 0;
-  entropyNext += 2;
-  return (hi * TWO_32 + lo) / 2 ** 53;
+  entropyWords.fill(0);
+  entropyNext = 0;
 }
 function entropy() {
   return [0, entropySample()];
