@@ -151,8 +151,9 @@ fn error_json(e: &Error) -> String {
     out
 }
 
-/// `parts` joined: `cat(&[..])` without `alloc`'s generic join (1 KB
-/// of wasm, with a panic for a length overflow that cannot happen).
+/// `parts` joined, as `[..].concat()` would, without `alloc`'s generic
+/// join (1 KB of wasm, with a panic for a length overflow that cannot
+/// happen).
 fn cat(parts: &[&str]) -> String {
     let mut out = String::new();
     for p in parts {
