@@ -20,12 +20,13 @@
 //    instance is collected (a FinalizationRegistry) or at once by `free()`.
 //  - An omitted `now` is `Date.now()`; an omitted jitter source a fresh
 //    53-bit sample `k / 2^53` from `crypto.getRandomValues` (what the core's
-//    OS entropy source draws), passed as `{ u }`.
+//    OS entropy source draws), passed as `{ u }` (read from a pool in the
+//    module: see `entropySample`).
 //  - The hot paths keep exports of their own: `new RetryPolicy(text)`
 //    writes the text into wasm memory with the host's TextEncoder and
 //    parses it there (`__parse`), `new RetryPolicy()` is `__defaultPolicy`;
-//    `delay(n, u)`, `delay(n, { u })` and `delay(n, { seed: number })` call
-//    `__delayU` / `__delayS`; `delays(ns, { u } | { seed })` goes through a
+//    `delay(n)`, `delay(n, u)`, `delay(n, { u })` and
+//    `delay(n, { seed: number })` call `__delayU` / `__delayS`; `delays(ns, { u } | { seed })` goes through a
 //    scratch buffer of numbers (`__delays`); number getters are
 //    `__policyNum` / `__objNum`. Anything else, and any invalid number,
 //    takes the full route, which reports the error. Decisions come back as
@@ -49,9 +50,9 @@ import {
 } from "./ojs_retry_wasm.js";
 
 // The instance's exports (initialised by then: `initSync()` returns them
-// without instantiating anything): its memory, and `__delayU` / `__delayS`,
-// raw exports that wasm-bindgen's JS does not wrap (bindings-wasm/src/lib.rs
-// says why), bound on the first call.
+// without instantiating anything): its memory, and `__delayU`, `__delayS`
+// and `__sample`, raw exports that wasm-bindgen's JS does not wrap
+// (bindings-wasm/src/lib.rs says why), bound on the first call.
 let wasmMemory = null;
 const memory = () => (wasmMemory ??= initSync().memory);
 let delayU = (h, n, u) => {
@@ -66,6 +67,7 @@ function bindRaw() {
   const x = initSync();
   delayU = x.__delayU;
   delayS = x.__delayS;
+  takeSample = x.__sample;
 }
 
 // --- errors ------------------------------------------------------------------
@@ -452,29 +454,39 @@ function seed(v) {
 
 // One fresh sample from the host's entropy: 53 bits `k`, as `u = k / 2^53`
 // (exact: the core turns it back into `k`).
-// Entropy is drawn from `crypto.getRandomValues` a pool at a time (16 KB,
-// 2 048 samples): one host call per sample cost ~2.4 µs, which made
-// `delay(n)` a hundred times slower than `delay(n, u)`; a call per pool
-// costs ~2 ns per sample. Each sample is still 53 fresh bits from the
-// host's CSPRNG (the pool holds them as `u`, the words are cleared), used
-// once.
-const ENTROPY_SAMPLES = 2048;
-const entropyWords = new Uint32Array(2 * ENTROPY_SAMPLES);
-const entropyPool = new Float64Array(ENTROPY_SAMPLES);
-let entropyNext = ENTROPY_SAMPLES;
+// The samples come from a pool in the module (bindings-wasm/src/lib.rs,
+// `ENTROPY`) of 8 192 words of `crypto.getRandomValues`, written here a
+// pool at a time (64 KiB, the most one call gives): one host call per
+// sample cost ~2.4 µs, which made `delay(n)` a hundred times slower than
+// `delay(n, u)`; a call per pool costs ~2 ns per sample. Each sample is
+// the high 53 bits of one fresh 64-bit word, used once (the module clears
+// each word as it reads it). `delay(n)` reads its sample in the module
+// (`__delayU` with `u = -1`); everything else takes one here.
+const ENTROPY_WORDS = 8192;
+let entropyView = null;
+let takeSample = () => {
+  bindRaw();
+  return takeSample();
+};
 /** A fresh uniform sample `k / 2^53` in [0, 1) from the host's entropy. */
 function entropySample() {
-  if (entropyNext >= ENTROPY_SAMPLES) refillEntropy();
-  return entropyPool[entropyNext++];
-}
-// Out of line, so that `entropySample` stays small enough to inline.
-function refillEntropy() {
-  crypto.getRandomValues(entropyWords);
-  for (let i = 0; i < ENTROPY_SAMPLES; i++) {
-    entropyPool[i] = ((entropyWords[2 * i] >>> 11) * TWO_32 + entropyWords[2 * i + 1]) / 2 ** 53;
+  let u = takeSample();
+  if (u === -2) {
+    refillEntropy();
+    u = takeSample();
   }
-  entropyWords.fill(0);
-  entropyNext = 0;
+  return u;
+}
+// Out of line, so that `entropySample` and `delay` stay small enough to
+// inline. The pool is marked fresh only once written: if the host has no
+// `crypto` (or it throws), the call throws and the pool stays empty.
+function refillEntropy() {
+  // A view detaches when the memory grows: then a new one, same address.
+  if (entropyView === null || entropyView.length === 0) {
+    entropyView = new Uint32Array(memory().buffer, scratchAddress(0, 3), 2 * ENTROPY_WORDS);
+  }
+  crypto.getRandomValues(entropyView);
+  scratchAddress(ENTROPY_WORDS, 3);
 }
 function entropy() {
   return [0, entropySample()];
@@ -742,15 +754,24 @@ function fastJitter(jitter) {
 
 method(RetryPolicy, "delay", function delay(retryNumber, jitter_) {
   const h = handleOf(this);
-  if (typeof retryNumber === "number") {
+  // The fast exports take the retry number as a wasm i32: any other
+  // number (too large, fractional, negative) takes the full route.
+  if (typeof retryNumber === "number" && retryNumber === retryNumber >>> 0) {
     let d = -1;
     if (typeof jitter_ === "number") {
-      d = delayU(h, retryNumber, jitter_);
+      // A negative `u` would read as "no jitter source" there.
+      if (jitter_ >= 0) d = delayU(h, retryNumber, jitter_);
     } else if (jitter_ === undefined) {
-      d = delayU(h, retryNumber, entropySample());
+      d = delayU(h, retryNumber, -1);
+      if (d === -2) {
+        refillEntropy();
+        d = delayU(h, retryNumber, -1);
+      }
     } else {
       const kind = fastJitter(jitter_);
-      if (kind === 0) d = delayU(h, retryNumber, jitterValue);
+      if (kind === 0) {
+        if (jitterValue >= 0) d = delayU(h, retryNumber, jitterValue);
+      }
       else if (kind === 1) d = delayS(h, retryNumber, jitterValue);
     }
     if (d >= 0) return d;

@@ -45,6 +45,7 @@ static ALLOCATOR: recycle::Recycling<talc::wasm::WasmDynamicTalc> =
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use lock::RwLock;
 
 use ojs_retry::{
@@ -838,19 +839,9 @@ fn fast_num(d: u64) -> f64 {
     i64::try_from(d).map_or(-1.0, |d| d as f64)
 }
 
-/// The delay of retry `retry_number` for `policy`, or `-1` for any invalid
-/// input.
+/// The delay of retry `n` for `policy`, or `-1` for any invalid input.
 #[inline(always)]
-fn fast_delay(
-    policy: &ojs_retry::RetryPolicy,
-    retry_number: f64,
-    src: ojs_retry::JitterSource<'_>,
-) -> f64 {
-    // Written out (`and_then`'s closure stays a call at opt-level "z",
-    // returning its `Option` through memory).
-    let Some(n) = fast_uint(retry_number) else {
-        return -1.0;
-    };
+fn fast_delay(policy: &ojs_retry::RetryPolicy, n: u64, src: ojs_retry::JitterSource<'_>) -> f64 {
     match policy.delay_ok(n, src) {
         Some(d) => fast_num(d),
         None => -1.0,
@@ -865,9 +856,16 @@ fn invalid(_: ojs_retry::Error) -> f64 {
 /// `policy.delay(n, u)` for the policy behind `handle` (see [`registry`]),
 /// without `JsValue`s, a `Result` or wasm-bindgen's method shim crossing the
 /// boundary: the delay, or `-1` when anything is invalid (including an
-/// unknown or freed handle). `api.js` calls it for plain numbers and `{ u }`
-/// and falls back to the full `delay` (which reports the error) on `-1`.
-/// Hidden from the public types.
+/// unknown or freed handle). A negative `u` (api.js passes `-1`) means
+/// `delay(n)`: a sample from the host's entropy ([`ENTROPY`]), or `-2`
+/// when none is left (api.js refills the pool and calls again). `api.js`
+/// calls it for retry numbers below 2^32 with no jitter source, a number
+/// `u ≥ 0` or `{ u }`, and falls back to the full `delay` (which reports
+/// the error) on `-1`. Hidden from the public types.
+///
+/// The handle and the retry number are wasm `i32`s: V8 passes a small JS
+/// integer as one with no conversion, where an `f64` has to be checked
+/// and converted here (2 to 3 ns of a 16 ns call, measured).
 ///
 /// A raw export of the module, not a `#[wasm_bindgen]` one: `api.js` calls
 /// it on the instance's exports (wasm-bindgen keeps the export and makes no
@@ -879,11 +877,16 @@ fn invalid(_: ojs_retry::Error) -> f64 {
 // SAFETY: `export_name` is unsafe because two symbols of one name would
 // clash at link time. These names are taken by nothing else in the module
 // (wasm-bindgen's exports have names of their own: no `#[wasm_bindgen]`
-// item is called `__delayU` or `__delayS`); the functions are safe Rust of
-// plain numbers, so no value crossing the boundary can be invalid.
+// item is called `__delayU`, `__delayS` or `__sample`); the functions are
+// safe Rust of plain numbers, so no value crossing the boundary can be
+// invalid.
 #[allow(unsafe_code)]
 #[unsafe(export_name = "__delayU")]
-pub extern "C" fn delay_u(handle: f64, retry_number: f64, u: f64) -> f64 {
+pub extern "C" fn delay_u(handle: u32, retry_number: u32, u: f64) -> f64 {
+    let u = if u < 0.0 { entropy_u() } else { u };
+    if u < 0.0 {
+        return u;
+    }
     registry::delay(
         handle,
         retry_number,
@@ -898,18 +901,63 @@ pub extern "C" fn delay_u(handle: f64, retry_number: f64, u: f64) -> f64 {
 // SAFETY: as `delay_u`'s.
 #[allow(unsafe_code)]
 #[unsafe(export_name = "__delayS")]
-pub extern "C" fn delay_s(handle: f64, retry_number: f64, seed: f64) -> f64 {
+pub extern "C" fn delay_s(handle: u32, retry_number: u32, seed: f64) -> f64 {
     // The engine's own out-of-line `delay` (the one `run` calls), not a
     // third inlined copy of it: seeds have no speed target of their own,
     // and the copy was 0.9 KB of wasm.
-    let (Some(seed), Some(n)) = (fast_uint(seed), fast_uint(retry_number)) else {
+    let Some(seed) = fast_uint(seed) else {
         return -1.0;
     };
-    registry::with(handle, |p| {
-        p.delay(n, ojs_retry::JitterSource::Seed(seed))
-            .map_or(-1.0, fast_num)
-    })
-    .unwrap_or(-1.0)
+    registry::delay(
+        handle,
+        retry_number,
+        ojs_retry::JitterSource::Seed(seed),
+        |p, n, src| p.delay(n, src).map_or(-1.0, fast_num),
+    )
+}
+
+/// Words of the host's entropy (64 KiB, the most one
+/// `crypto.getRandomValues` call gives), for every call without a jitter
+/// source: `api.js` writes them through a `Uint32Array` view and marks
+/// them fresh ([`scratch`], kind 3); each is read once ([`entropy_u`]),
+/// in order, and cleared.
+///
+/// In the module rather than in `api.js`: `delay(n)` then passes no
+/// sample across the boundary, and reads it here (with the pool in a JS
+/// array, 26 ns a call against 22). One host call per 8 192 samples:
+/// `getRandomValues` costs ~2 µs a call plus ~1.6 ns per 8 bytes (Node
+/// 20, measured), so smaller pools cost more per sample and larger ones
+/// need several calls. Atomics rather than a lock: without threads they
+/// are plain loads and stores, at addresses known when linking.
+const ENTROPY_WORDS: usize = 8192;
+static ENTROPY: [AtomicU64; ENTROPY_WORDS] = [const { AtomicU64::new(0) }; ENTROPY_WORDS];
+/// The next fresh word of [`ENTROPY`]; `ENTROPY_WORDS` (none) until
+/// `api.js` fills the pool.
+static ENTROPY_NEXT: AtomicUsize = AtomicUsize::new(ENTROPY_WORDS);
+
+/// A fresh sample of the host's entropy, `k / 2^53` with `k` the high 53
+/// bits of the next word of [`ENTROPY`]; `-2` when none is left (`api.js`
+/// refills the pool and asks again). Hidden from the public types.
+// SAFETY: as `delay_u`'s.
+#[allow(unsafe_code)]
+#[unsafe(export_name = "__sample")]
+pub extern "C" fn sample() -> f64 {
+    entropy_u()
+}
+
+/// [`sample`], inlined into [`delay_u`].
+#[inline(always)]
+fn entropy_u() -> f64 {
+    let i = ENTROPY_NEXT.load(Ordering::Relaxed);
+    let Some(w) = ENTROPY.get(i) else {
+        return -2.0;
+    };
+    let k = w.swap(0, Ordering::Relaxed) >> 11;
+    ENTROPY_NEXT.store(i + 1, Ordering::Relaxed);
+    // k < 2^53 converts exactly, and the product by 2^−53 is exact.
+    #[allow(clippy::cast_precision_loss)]
+    let u = k as f64 * (1.0 / 9_007_199_254_740_992.0);
+    u
 }
 
 /// The most numbers [`scratch`] makes room for (`api.js` asks for 1024).
@@ -935,9 +983,11 @@ static TEXT: RwLock<Vec<u8>> = RwLock::new(Vec::new());
 /// The address (bytes into wasm memory) of a scratch buffer: `kind` 0 (or
 /// omitted) that of [`delays_fast`], holding at least `len` numbers; 1
 /// that of [`parse`], holding at least `len` bytes; 2 that of [`run`]'s
-/// numbers (at most `SCRATCH_MAX` each). `-1` if it cannot be had, including a later call asking
-/// for more than the first one got (a buffer never moves). Hidden from the
-/// public types.
+/// numbers (at most `SCRATCH_MAX` each); 3 that of [`ENTROPY`], whose
+/// words `len = 8192` marks fresh (api.js calls it again once it has
+/// written them; any other `len` marks nothing). `-1` if it cannot be
+/// had, including a later call asking for more than the first one got (a
+/// buffer never moves). Hidden from the public types.
 #[wasm_bindgen(js_name = __scratch)]
 pub fn scratch(len: f64, kind: u32) -> f64 {
     let Some(len) = fast_uint(len)
@@ -950,6 +1000,13 @@ pub fn scratch(len: f64, kind: u32) -> f64 {
         TEXT.try_write().map_or(-1.0, |mut s| fixed_at(&mut s, len))
     } else if kind == 2 {
         ARGS.try_write().map_or(-1.0, |mut s| fixed_at(&mut s, len))
+    } else if kind == 3 {
+        // Marked fresh only once written (`len` is the pool's size): a
+        // failed refill leaves it empty, never reread.
+        if len == ENTROPY_WORDS {
+            ENTROPY_NEXT.store(0, Ordering::Relaxed);
+        }
+        u32::try_from(ENTROPY.as_ptr().expose_provenance()).map_or(-1.0, f64::from)
     } else {
         SCRATCH
             .try_write()

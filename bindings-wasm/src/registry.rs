@@ -5,7 +5,8 @@
 //! than the rest of `new RetryPolicy()`), no method shim per call (a
 //! shadow-stack frame, the `WasmRefCell` borrow and its error path).
 //!
-//! A handle is `generation · 2^32 + slot`. `free()` drops the policy at
+//! A handle is `generation · 2^21 + slot`, below 2^31: a small integer
+//! that V8 keeps unboxed, and that the fast exports take as an `i32`. `free()` drops the policy at
 //! once but keeps the slot until the class's `FinalizationRegistry`
 //! reports the object collected ([`release`]); only then is the slot reused,
 //! with the next generation. So a live object's handle never names another
@@ -21,12 +22,13 @@ use alloc::vec::Vec;
 
 use ojs_retry::RetryPolicy;
 
-/// Generations wrap at 2^20, so that a handle stays an integer below 2^52
-/// (see [`split`]).
-const GENERATIONS: u32 = 1 << 20;
-const SLOT_SPAN: f64 = 4_294_967_296.0; // 2^32
-// What `split` takes: handles below 2^52.
-const _: () = assert!((GENERATIONS as u64) << 32 == 1 << 52);
+/// Slots per registry: a handle's low bits.
+const SLOT_BITS: u32 = 21;
+/// The most slots a registry holds (live items, and freed ones whose
+/// object is not collected yet).
+pub(crate) const MAX_SLOTS: u32 = 1 << SLOT_BITS;
+/// Generations wrap at 2^10, so that a handle stays below 2^31.
+const GENERATIONS: u32 = 1 << (31 - SLOT_BITS);
 
 struct Slot<T> {
     generation: u32,
@@ -59,20 +61,30 @@ static POLICIES: RwLock<Registry<Arc<RetryPolicy>>> = RwLock::new(Registry::new(
 pub(crate) static OBJECTS: RwLock<Registry<Obj>> = RwLock::new(Registry::new());
 
 fn handle_of(slot: u32, generation: u32) -> f64 {
-    // Both parts are below 2^32 and 2^21: the sum is exact.
-    f64::from(generation) * SLOT_SPAN + f64::from(slot)
+    f64::from((generation << SLOT_BITS) | slot)
 }
 
 /// `(slot, generation)` of a handle, `None` for anything that is not one.
 #[inline(always)]
 fn split(handle: f64) -> Option<(usize, u32)> {
-    // Handles are below 2^52 (`GENERATIONS`): `uint_below_2_52` checks and
-    // converts with an addition, where V8's float-to-int conversion is a
-    // rounding, the conversion and a conversion back.
-    let h = ojs_retry::args::uint_below_2_52(handle)?;
-    let slot = usize::try_from(h & 0xFFFF_FFFF).ok()?;
-    let generation = u32::try_from(h >> 32).ok()?;
-    Some((slot, generation))
+    // The fast exports' check: `handle` is a JS number, any number. As
+    // `u32` it is exact (`fast_u32`'s check), and then split as they do.
+    let h = fast_u32(handle)?;
+    split_u32(h)
+}
+
+/// [`split`] of a handle as the fast exports take it (an `i32` of wasm,
+/// whatever number JS passed converted by `ToInt32`; read here as `u32`).
+#[inline(always)]
+fn split_u32(h: u32) -> Option<(usize, u32)> {
+    let slot = usize::try_from(h & (MAX_SLOTS - 1)).ok()?;
+    Some((slot, h >> SLOT_BITS))
+}
+
+/// `x` as a `u32` when it is exactly one.
+#[inline(always)]
+fn fast_u32(x: f64) -> Option<u32> {
+    ojs_retry::args::uint_below_2_52(x).and_then(|h| u32::try_from(h).ok())
 }
 
 /// Why a handle names no item.
@@ -98,7 +110,9 @@ impl<T> Registry<T> {
             slot.item = Some(item);
             return Some(handle_of(i, slot.generation));
         }
-        let i = u32::try_from(self.slots.len()).ok()?;
+        let i = u32::try_from(self.slots.len())
+            .ok()
+            .filter(|&i| i < MAX_SLOTS)?;
         self.slots.push(Slot {
             generation: 0,
             item: Some(item),
@@ -196,15 +210,15 @@ pub(crate) fn taken() -> Option<u64> {
 /// the fast exports' route, as small as it can be.
 #[inline(always)]
 pub(crate) fn delay(
-    handle: f64,
-    retry_number: f64,
+    handle: u32,
+    retry_number: u32,
     src: ojs_retry::JitterSource<'_>,
-    f: fn(&RetryPolicy, f64, ojs_retry::JitterSource<'_>) -> f64,
+    f: fn(&RetryPolicy, u64, ojs_retry::JitterSource<'_>) -> f64,
 ) -> f64 {
     let Ok(r) = POLICIES.try_read() else {
         return -1.0;
     };
-    let Some((i, generation)) = split(handle) else {
+    let Some((i, generation)) = split_u32(handle) else {
         return -1.0;
     };
     match r.slots.get(i) {
@@ -212,7 +226,7 @@ pub(crate) fn delay(
             generation: g,
             item: Some(p),
             ..
-        }) if *g == generation => f(p, retry_number, src),
+        }) if *g == generation => f(p, u64::from(retry_number), src),
         _ => -1.0,
     }
 }
@@ -234,24 +248,19 @@ mod tests {
 
     #[test]
     fn split_agrees_with_the_conversion() {
-        // `split` as it was before its addition of 2^52: the conversion and
-        // the round trip.
+        // `split` by the definition: an integer handle in 0..2^32, its low
+        // 21 bits the slot and the rest the generation.
         fn reference(handle: f64) -> Option<(usize, u32)> {
-            #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
-            let s = handle as i64;
-            #[allow(clippy::cast_precision_loss)]
-            let ok =
-                (0.0..SLOT_SPAN * f64::from(GENERATIONS)).contains(&handle) && s as f64 == handle;
-            #[allow(clippy::cast_sign_loss)]
-            let h = s as u64;
+            let ok = (0.0..4_294_967_296.0).contains(&handle) && handle.fract() == 0.0;
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let h = handle as u64;
             ok.then(|| {
                 (
-                    usize::try_from(h & 0xFFFF_FFFF).unwrap_or(usize::MAX),
-                    (h >> 32) as u32,
+                    usize::try_from(h % (1 << 21)).unwrap_or(usize::MAX),
+                    u32::try_from(h / (1 << 21)).unwrap_or(u32::MAX),
                 )
             })
         }
-        let top = SLOT_SPAN * f64::from(GENERATIONS);
         let mut hs = alloc::vec![
             0.0,
             -0.0,
@@ -261,26 +270,57 @@ mod tests {
             -1.0,
             f64::NAN,
             f64::INFINITY,
-            SLOT_SPAN - 1.0,
-            SLOT_SPAN,
-            SLOT_SPAN + 0.5,
-            top - 1.0,
-            top - 0.5,
-            top,
-            top + 1.0,
-            2.0 * top,
+            2_097_151.0,
+            2_097_152.0,
+            2_097_152.5,
+            2_147_483_647.0,
+            2_147_483_648.0,
+            4_294_967_295.0,
+            4_294_967_295.5,
+            4_294_967_296.0,
+            4_503_599_627_370_496.0,
             1e300,
         ];
         // A deterministic spread (the core's SplitMix64 stream).
         for i in 1..=100_000 {
             let w = ojs_retry::jitter::splitmix64(0x5eed, i);
             #[allow(clippy::cast_precision_loss)]
-            let k = (w >> 12) as f64;
-            hs.extend([f64::from_bits(w), k, k + 0.5, k / 2.0]);
+            let (k, j) = ((w >> 12) as f64, (w >> 32) as f64);
+            hs.extend([f64::from_bits(w), k, k + 0.5, k / 2.0, j, j + 0.5]);
         }
         for h in hs {
             assert_eq!(split(h), reference(h), "{h:?}");
         }
+    }
+
+    #[test]
+    fn handles_stay_small_integers_and_slots_are_bounded() {
+        // One slot reused through every generation: each handle is below
+        // 2^31 (a small integer in V8) and generations wrap.
+        let mut r: Registry<u8> = Registry::new();
+        let mut seen = alloc::vec::Vec::new();
+        let mut h = r.register(0).unwrap_or(-1.0);
+        for _ in 0..=GENERATIONS {
+            assert!((0.0..2_147_483_648.0).contains(&h), "{h}");
+            assert_eq!(split(h).map(|s| s.0), Some(0));
+            seen.push(h);
+            r.release(h);
+            h = r.register(0).unwrap_or(-1.0);
+        }
+        assert_eq!(
+            seen.first(),
+            seen.last(),
+            "generations wrap after {GENERATIONS}"
+        );
+        assert_eq!(seen.get(1), Some(&2_097_152.0));
+        // Slots up to MAX_SLOTS, then no more.
+        let mut r: Registry<u8> = Registry::new();
+        for i in 0..MAX_SLOTS {
+            assert_eq!(r.register(1), Some(f64::from(i)));
+        }
+        assert_eq!(r.register(1), None);
+        r.release(5.0);
+        assert_eq!(r.register(1), Some(2_097_152.0 + 5.0));
     }
 
     #[test]
@@ -323,8 +363,9 @@ mod tests {
             1e300,
             a + 0.5,
             b - 0.5,
-            4_503_599_627_370_496.0, // 2^52: generation 2^20
-            4_503_599_627_370_495.5,
+            2_147_483_648.0, // 2^31: generation 2^10
+            4_294_967_296.0,
+            4_503_599_627_370_496.0,
         ] {
             assert_eq!(with(bad, RetryPolicy::max_attempts), None);
         }

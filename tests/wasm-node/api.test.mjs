@@ -171,13 +171,16 @@ test("an omitted jitter source draws OS entropy: varied, within the jitter range
 
 test("an omitted jitter source takes the host's entropy a pool at a time, each sample once, in order", () => {
   // In a child, with crypto.getRandomValues replaced by a recorder of known
-  // words: 5 000 delays and 100 decisions draw 5 100 samples of two words
-  // each, so the 4 096-word pool is filled three times.
+  // words. The first fill throws (as a host without entropy would): the
+  // call fails and nothing is read from the unwritten pool. Then 17 000
+  // delays (drawn in the module) and 100 decisions (drawn by api.js),
+  // interleaved, take 17 100 samples of one 64-bit word each from one
+  // pool of 8 192 words: three fills.
   const out = inChild(`
     let fills = 0;
     const words = [];
     crypto.getRandomValues = (a) => {
-      fills++;
+      if (fills++ === 0) throw new Error("no entropy here");
       for (let i = 0; i < a.length; i++) {
         a[i] = Math.imul(words.length + 1, 2654435761) >>> 0;
         words.push(a[i]);
@@ -185,25 +188,33 @@ test("an omitted jitter source takes the host's entropy a pool at a time, each s
       return a;
     };
     const p = new RetryPolicy();
-    out.delays = [];
-    for (let i = 0; i < 5000; i++) out.delays.push(p.delay(3));
-    out.decided = [];
-    for (let i = 0; i < 100; i++) out.decided.push(p.decide({ attempt: 3 }, { now: 0 }).delayMs);
+    try {
+      p.delay(3);
+      out.first = "no error";
+    } catch (e) {
+      out.first = e.message;
+    }
+    out.seq = [];
+    for (let i = 0; i < 17100; i++) {
+      out.seq.push(i % 171 === 0 ? ["decide", p.decide({ attempt: 3 }, { now: 0 }).delayMs] : ["delay", p.delay(3)]);
+    }
     out.fills = fills;
     out.words = words;
   `);
-  assert.equal(out.fills, 3);
+  assert.equal(out.first, "no entropy here");
+  assert.equal(out.fills, 4);
+  assert.equal(out.words.length, 3 * 16384);
   const p = new RetryPolicy();
-  // Sample i is words 2i (top 21 bits) and 2i + 1: k / 2^53.
-  const u = (i) => ((out.words[2 * i] >>> 11) * 2 ** 32 + out.words[2 * i + 1]) / 2 ** 53;
-  for (let i = 0; i < 5000; i++) {
-    assert.equal(out.delays[i], p.delay(3, u(i)), `delay ${i}`);
-  }
-  for (let i = 0; i < 100; i++) {
-    assert.equal(out.decided[i], p.decide({ attempt: 3 }, { now: 0, jitter: { u: u(5000 + i) } }).delayMs, `decision ${i}`);
-  }
+  // Sample i is the 64-bit word of u32 words 2i (low) and 2i + 1 (high):
+  // its high 53 bits k, as k / 2^53.
+  const u = (i) => (out.words[2 * i + 1] * 2 ** 21 + (out.words[2 * i] >>> 11)) / 2 ** 53;
+  out.seq.forEach(([kind, got], i) => {
+    const expected =
+      kind === "delay" ? p.delay(3, u(i)) : p.decide({ attempt: 3 }, { now: 0, jitter: { u: u(i) } }).delayMs;
+    assert.equal(got, expected, `${kind} ${i}`);
+  });
   // The samples differ (the recorder's words do), and so do the delays.
-  assert.ok(new Set(out.delays).size > 1000);
+  assert.ok(new Set(out.seq.map(([, d]) => d)).size > 1000);
 });
 
 test("seeds: number and BigInt agree; out-of-range seeds are errors", () => {
@@ -299,30 +310,50 @@ test("the fast delay exports agree with the full path; -1 for anything invalid, 
   assert.deepEqual(Object.getOwnPropertySymbols(p), []);
   assert.deepEqual(JSON.parse(JSON.stringify(p)), p.toJSON());
   const viaFull = (j) => Object.assign(Object.create(null), j);
-  for (const n of [1, 2, 5, 12, 25, 1000, 2 ** 53 - 1]) {
+  // The fast exports take the handle and the retry number as wasm i32s
+  // (api.js passes them only retry numbers below 2^32); the API takes
+  // every retry number, those beyond through the full route.
+  for (const n of [1, 2, 5, 12, 25, 1000, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1]) {
+    const raw = n < 2 ** 32;
     for (const u of [0, 0.125, 0.5, 1 - 2 ** -53]) {
       const full = p.delay(n, viaFull({ u }));
-      assert.equal(fast.__delayU(h, n, u), full, `u ${n} ${u}`);
+      if (raw) assert.equal(fast.__delayU(h, n, u), full, `u ${n} ${u}`);
       assert.equal(p.delay(n, u), full);
       assert.equal(p.delay(n, { u }), full);
     }
     for (const seed of [0, 7, 2 ** 53 - 1]) {
       const full = p.delay(n, viaFull({ seed }));
-      assert.equal(fast.__delayS(h, n, seed), full, `seed ${n} ${seed}`);
+      if (raw) assert.equal(fast.__delayS(h, n, seed), full, `seed ${n} ${seed}`);
       assert.equal(p.delay(n, { seed }), full);
     }
   }
-  for (const [n, u] of [[0, 0.5], [1.5, 0.5], [-1, 0.5], [NaN, 0.5], [Infinity, 0.5], [2 ** 53, 0.5], [1, 1], [1, -0.1], [1, NaN]]) {
+  for (const [n, u] of [[0, 0.5], [1, 1], [1, NaN], [1, Infinity]]) {
     assert.equal(fast.__delayU(h, n, u), -1, `__delayU(${n}, ${u})`);
+  }
+  // A negative u there is `delay(n)`: a sample from the module's pool.
+  const drawn = fast.__delayU(h, 1, -1);
+  assert.ok(drawn === -2 || (drawn >= 1000 && drawn < 3000), `__delayU(1, -1) = ${drawn}`);
+  for (const [n, u] of [[0, 0.5], [1.5, 0.5], [-1, 0.5], [NaN, 0.5], [Infinity, 0.5], [2 ** 53, 0.5], [1, 1], [1, -0.1], [1, -1], [1, NaN]]) {
     sameError(() => p.delay(n, u), () => p.delay(n, viaFull({ u })), `delay(${n}, ${u})`);
+    sameError(() => p.delay(n, { u }), () => p.delay(n, viaFull({ u })), `delay(${n}, { u: ${u} })`);
+  }
+  // -0 is a sample (0), not a negative one.
+  assert.equal(p.delay(3, -0), p.delay(3, viaFull({ u: 0 })));
+  assert.equal(p.delay(3, { u: -0 }), p.delay(3, 0));
+  for (const n of [0, 1.5, -1, NaN, 2 ** 53, "1", 2n]) {
+    sameError(() => p.delay(n), () => p.delay(n, viaFull({ u: 0.5 })), `delay(${String(n)})`);
   }
   for (const seed of [-1, 1.5, NaN, 2 ** 53]) {
     assert.equal(fast.__delayS(h, 1, seed), -1, `__delayS(seed ${seed})`);
     sameError(() => p.delay(1, { seed }), () => p.delay(1, viaFull({ seed })), `seed ${seed}`);
   }
-  for (const bad of [-1, 0.5, NaN, Infinity, 2 ** 60, h + 2 ** 40]) {
+  // Handles name a slot (low 21 bits) and a generation: an integer that
+  // names no live policy is -1 in the fast exports too.
+  for (const bad of [h + 2 ** 21, h + 5 * 2 ** 21, 2 ** 31 - 1, 2 ** 21 - 1]) {
     assert.equal(fast.__delayU(bad, 1, 0.5), -1, `handle ${bad}`);
     assert.equal(fast.__delayS(bad, 1, 3), -1, `handle ${bad}`);
+  }
+  for (const bad of [-1, 0.5, NaN, Infinity, 2 ** 31, 2 ** 32, 2 ** 60, h + 2 ** 40, h + 2 ** 21, h + 0.5]) {
     assert.equal(glue.__policyNum(bad, 0), -1, `handle ${bad}`);
     assertOjsError(() => run(2, bad, [0]), "validation.invalid_argument", "policy");
     assertOjsError(() => policyText(bad), "validation.invalid_argument", "policy");
@@ -347,7 +378,8 @@ test("the fast delay exports agree with the full path; -1 for anything invalid, 
   assert.equal(assertOjsError(() => policyText(hq), "validation.invalid_argument", "policy").faults[0].message, stale);
   const reused = Array.from({ length: 8 }, () => twin({ initial_interval: "PT7S", max_interval: "PT1H" }));
   assert.equal(fast.__delayU(hq, 3, 0.5), -1);
-  assert.ok(reused.some((r) => r % 2 ** 32 === hq % 2 ** 32), "the slot is reused");
+  assert.ok(reused.some((r) => r % 2 ** 21 === hq % 2 ** 21), "the slot is reused");
+  for (const r of reused) assert.ok(Number.isInteger(r) && r >= 0 && r < 2 ** 31, `handle ${r}`);
   for (const r of reused) {
     assert.equal(fast.__delayU(r, 3, 0.5), 28_000);
     assert.notEqual(r, hq);
