@@ -839,10 +839,10 @@ fn fast_num(d: u64) -> f64 {
     i64::try_from(d).map_or(-1.0, |d| d as f64)
 }
 
-/// The delay of retry `n` for `policy`, or `-1` for any invalid input.
+/// A delay, or `-1` for `None` (an invalid input).
 #[inline(always)]
-fn fast_delay(policy: &ojs_retry::RetryPolicy, n: u64, src: ojs_retry::JitterSource<'_>) -> f64 {
-    match policy.delay_ok(n, src) {
+fn fast_delay(d: Option<u64>) -> f64 {
+    match d {
         Some(d) => fast_num(d),
         None => -1.0,
     }
@@ -883,16 +883,20 @@ fn invalid(_: ojs_retry::Error) -> f64 {
 #[allow(unsafe_code)]
 #[unsafe(export_name = "__delayU")]
 pub extern "C" fn delay_u(handle: u32, retry_number: u32, u: f64) -> f64 {
-    let u = if u < 0.0 { entropy_u() } else { u };
+    let n = u64::from(retry_number);
     if u < 0.0 {
-        return u;
+        // The word as the engine's sample, with no fraction in between
+        // (turned into `u` and back, it cost 4 ns of a 20 ns call). A
+        // route of its own: one route for both samples (0.5 KB less)
+        // measured 2 ns slower on each.
+        let Some(word) = entropy_word() else {
+            return -2.0;
+        };
+        let s = ojs_retry::Sample::from_u64(word);
+        return registry::fast(handle, |p| fast_delay(p.delay_sampled(n, s)));
     }
-    registry::delay(
-        handle,
-        retry_number,
-        ojs_retry::JitterSource::Uniform(u),
-        fast_delay,
-    )
+    let u = ojs_retry::JitterSource::Uniform(u);
+    registry::fast(handle, |p| fast_delay(p.delay_ok(n, u)))
 }
 
 /// `policy.delay(n, { seed })` for a number seed, as [`delay_u`] (a raw
@@ -908,12 +912,9 @@ pub extern "C" fn delay_s(handle: u32, retry_number: u32, seed: f64) -> f64 {
     let Some(seed) = fast_uint(seed) else {
         return -1.0;
     };
-    registry::delay(
-        handle,
-        retry_number,
-        ojs_retry::JitterSource::Seed(seed),
-        |p, n, src| p.delay(n, src).map_or(-1.0, fast_num),
-    )
+    let n = u64::from(retry_number);
+    let seed = ojs_retry::JitterSource::Seed(seed);
+    registry::fast(handle, |p| p.delay(n, seed).map_or(-1.0, fast_num))
 }
 
 /// Words of the host's entropy (64 KiB, the most one
@@ -945,19 +946,20 @@ pub extern "C" fn sample() -> f64 {
     entropy_u()
 }
 
-/// [`sample`], inlined into [`delay_u`].
-#[inline(always)]
+/// [`sample`] as `k / 2^53`.
 fn entropy_u() -> f64 {
-    let i = ENTROPY_NEXT.load(Ordering::Relaxed);
-    let Some(w) = ENTROPY.get(i) else {
-        return -2.0;
-    };
-    let k = w.swap(0, Ordering::Relaxed) >> 11;
-    ENTROPY_NEXT.store(i + 1, Ordering::Relaxed);
     // k < 2^53 converts exactly, and the product by 2^−53 is exact.
-    #[allow(clippy::cast_precision_loss)]
-    let u = k as f64 * (1.0 / 9_007_199_254_740_992.0);
-    u
+    entropy_word().map_or(-2.0, |w| ojs_retry::Sample::from_u64(w).as_unit())
+}
+
+/// The next fresh word of [`ENTROPY`] (cleared as it is read), `None`
+/// when none is left.
+#[inline(always)]
+fn entropy_word() -> Option<u64> {
+    let i = ENTROPY_NEXT.load(Ordering::Relaxed);
+    let w = ENTROPY.get(i)?.swap(0, Ordering::Relaxed);
+    ENTROPY_NEXT.store(i + 1, Ordering::Relaxed);
+    Some(w)
 }
 
 /// The most numbers [`scratch`] makes room for (`api.js` asks for 1024).

@@ -206,15 +206,10 @@ pub(crate) fn taken() -> Option<u64> {
     p.checked_add(o)
 }
 
-/// `f(policy, retry_number, src)` for the policy behind `handle`, or `-1`:
-/// the fast exports' route, as small as it can be.
+/// `f(policy)` for the policy behind the handle as the fast exports take
+/// it, or `-1`: their route, as small as it can be.
 #[inline(always)]
-pub(crate) fn delay(
-    handle: u32,
-    retry_number: u32,
-    src: ojs_retry::JitterSource<'_>,
-    f: fn(&RetryPolicy, u64, ojs_retry::JitterSource<'_>) -> f64,
-) -> f64 {
+pub(crate) fn fast(handle: u32, f: impl FnOnce(&RetryPolicy) -> f64) -> f64 {
     let Ok(r) = POLICIES.try_read() else {
         return -1.0;
     };
@@ -226,7 +221,7 @@ pub(crate) fn delay(
             generation: g,
             item: Some(p),
             ..
-        }) if *g == generation => f(p, u64::from(retry_number), src),
+        }) if *g == generation => f(p),
         _ => -1.0,
     }
 }

@@ -902,6 +902,34 @@ impl RetryPolicy {
             // A key's hash, OS entropy: not the fast case.
             _ => return self.delay_other(n, jitter),
         };
+        self.delay_sampled(n, sample)
+    }
+
+    /// [`RetryPolicy::delay_ok`] with the sample itself: the delay of
+    /// retry `retry_number` for the sample `k` that `Uniform(k / 2^53)`
+    /// stands for, `None` for a retry number outside `1..=2^53−1`. For
+    /// callers that draw random words (`Sample::from_u64`) and would
+    /// otherwise turn them into a fraction that the engine turns back.
+    ///
+    /// ```
+    /// use ojs_retry::{JitterSource, RetryPolicy, Sample};
+    /// let p = RetryPolicy::default();
+    /// let word = 0x9e37_79b9_7f4a_7c15_u64;
+    /// let s = Sample::from_u64(word);
+    /// assert_eq!(p.delay_sampled(3, s), p.delay(3, JitterSource::Uniform(s.as_unit())).ok());
+    /// assert_eq!(p.delay_sampled(0, s), None);
+    /// ```
+    #[cfg_attr(target_family = "wasm", inline(always))]
+    #[cfg_attr(not(target_family = "wasm"), inline)]
+    #[must_use]
+    pub fn delay_sampled(&self, retry_number: u64, sample: Sample) -> Option<u64> {
+        let n = retry_number;
+        if n == 0 || n > MAX_MS {
+            return None;
+        }
+        if self.preset.is_some() {
+            return from_cold(self.preset_delay_uniform(n, sample.as_unit()));
+        }
         let b = &self.backoff;
         let capped = b.capped_ms(n, &self.capped);
         // OJS's spread (`jitter: true`) inline; the others through the match.

@@ -12,7 +12,7 @@
 )]
 
 use ojs_retry::{
-    Action, Failure, JitterSource, MAX_MS, PartialPolicy, RetryPolicy, Strategy as Curve,
+    Action, Failure, JitterSource, MAX_MS, PartialPolicy, RetryPolicy, Sample, Strategy as Curve,
     format_duration, parse_duration,
 };
 use proptest::prelude::{
@@ -148,6 +148,20 @@ proptest! {
         for source in [JitterSource::Uniform(u), JitterSource::Seed(seed), JitterSource::Key(&key)] {
             prop_assert_eq!(p.delay_ok(n, source), p.delay(n, source).ok(), "retry {}, {:?}", n, source);
         }
+    }
+
+    #[test]
+    fn delay_sampled_equals_delay_of_its_unit(
+        p in prop_oneof![policy(), tabled_policy(), preset_policy()],
+        n in prop_oneof![0..=70u64, retry_number(), Just(MAX_MS + 1), Just(u64::MAX)],
+        word in prop_oneof![any::<u64>(), Just(0u64), Just(u64::MAX), Just(1u64 << 63)],
+    ) {
+        // A sample `k` is the explicit `u = k / 2^53` (DESIGN's jitter
+        // sources): `delay_sampled` answers what `delay` answers for that
+        // `u`, and `None` exactly where it fails.
+        let s = Sample::from_u64(word);
+        let u = (word >> 11) as f64 / 9_007_199_254_740_992.0;
+        prop_assert_eq!(p.delay_sampled(n, s), p.delay(n, JitterSource::Uniform(u)).ok(), "retry {}, word {:#x}", n, word);
     }
 
     #[test]
