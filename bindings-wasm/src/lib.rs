@@ -202,7 +202,7 @@ fn policy(handle: f64) -> Result<Arc<RetryPolicy>, Error> {
 
 /// A new policy, registered: its handle.
 fn made(policy: RetryPolicy) -> Result<f64, Error> {
-    registry::register(Arc::new(policy)).ok_or_else(busy)
+    registry::register(Arc::new(policy)).ok_or_else(full)
 }
 
 /// A new `RetryState` or `Reservation`, registered: its handle.
@@ -211,12 +211,22 @@ fn made_obj(obj: Obj) -> Result<f64, Error> {
         .try_write()
         .ok()
         .and_then(|mut r| r.register(obj))
-        .ok_or_else(busy)
+        .ok_or_else(full)
 }
 
 #[cold]
 fn busy() -> Error {
     arg_error("", "the object registry is busy")
+}
+
+/// A registration refused: every slot is taken (the registry is never
+/// busy then, see [`registry::register`]).
+#[cold]
+fn full() -> Error {
+    arg_error(
+        "",
+        "too many live objects of one kind (2^25); free() unused ones",
+    )
 }
 
 /// `f` of the `RetryState` or `Reservation` behind `handle`.

@@ -5,8 +5,11 @@
 //! than the rest of `new RetryPolicy()`), no method shim per call (a
 //! shadow-stack frame, the `WasmRefCell` borrow and its error path).
 //!
-//! A handle is `generation · 2^21 + slot`, below 2^31: a small integer
-//! that V8 keeps unboxed, and that the fast exports take as an `i32`. `free()` drops the policy at
+//! A handle is `generation · 2^25 + slot`, below 2^31: a small integer
+//! that V8 keeps unboxed, and that the fast exports take as an `i32`.
+//! 2^25 slots: more policies than fit the 4 GiB of a wasm32 memory (a
+//! synchronous loop of `new RetryPolicy()` keeps every slot until it
+//! yields to the finalizers). `free()` drops the policy at
 //! once but keeps the slot until the class's `FinalizationRegistry`
 //! reports the object collected ([`release`]); only then is the slot reused,
 //! with the next generation. So a live object's handle never names another
@@ -23,11 +26,14 @@ use alloc::vec::Vec;
 use ojs_retry::RetryPolicy;
 
 /// Slots per registry: a handle's low bits.
-const SLOT_BITS: u32 = 21;
+const SLOT_BITS: u32 = 25;
 /// The most slots a registry holds (live items, and freed ones whose
 /// object is not collected yet).
 pub(crate) const MAX_SLOTS: u32 = 1 << SLOT_BITS;
-/// Generations wrap at 2^10, so that a handle stays below 2^31.
+/// Generations wrap at 2^6, so that a handle stays below 2^31. They only
+/// guard handles that `api.js` never passes (made up, or kept past a
+/// `free()` in a host without `FinalizationRegistry`): a live object's
+/// slot is never reused.
 const GENERATIONS: u32 = 1 << (31 - SLOT_BITS);
 
 struct Slot<T> {
@@ -42,6 +48,8 @@ struct Slot<T> {
 pub(crate) struct Registry<T> {
     slots: Vec<Slot<T>>,
     free: Vec<u32>,
+    /// [`MAX_SLOTS`], smaller in tests.
+    max: u32,
 }
 
 /// A `RetryState` or a `Reservation` of `api.js`, by handle.
@@ -97,9 +105,14 @@ pub(crate) enum Miss {
 
 impl<T> Registry<T> {
     const fn new() -> Self {
+        Self::with_max(MAX_SLOTS)
+    }
+
+    const fn with_max(max: u32) -> Self {
         Self {
             slots: Vec::new(),
             free: Vec::new(),
+            max,
         }
     }
 
@@ -112,7 +125,7 @@ impl<T> Registry<T> {
         }
         let i = u32::try_from(self.slots.len())
             .ok()
-            .filter(|&i| i < MAX_SLOTS)?;
+            .filter(|&i| i < self.max)?;
         self.slots.push(Slot {
             generation: 0,
             item: Some(item),
@@ -251,8 +264,8 @@ mod tests {
             let h = handle as u64;
             ok.then(|| {
                 (
-                    usize::try_from(h % (1 << 21)).unwrap_or(usize::MAX),
-                    u32::try_from(h / (1 << 21)).unwrap_or(u32::MAX),
+                    usize::try_from(h % (1 << 25)).unwrap_or(usize::MAX),
+                    u32::try_from(h / (1 << 25)).unwrap_or(u32::MAX),
                 )
             })
         }
@@ -265,9 +278,9 @@ mod tests {
             -1.0,
             f64::NAN,
             f64::INFINITY,
-            2_097_151.0,
-            2_097_152.0,
-            2_097_152.5,
+            33_554_431.0,
+            33_554_432.0,
+            33_554_432.5,
             2_147_483_647.0,
             2_147_483_648.0,
             4_294_967_295.0,
@@ -307,15 +320,18 @@ mod tests {
             seen.last(),
             "generations wrap after {GENERATIONS}"
         );
-        assert_eq!(seen.get(1), Some(&2_097_152.0));
-        // Slots up to MAX_SLOTS, then no more.
-        let mut r: Registry<u8> = Registry::new();
-        for i in 0..MAX_SLOTS {
+        assert_eq!(seen.get(1), Some(&33_554_432.0));
+        assert_eq!(GENERATIONS, 64);
+        // The last slot's handles stay below 2^31 too.
+        assert_eq!(handle_of(MAX_SLOTS - 1, GENERATIONS - 1), 2_147_483_647.0);
+        // Slots up to the most, then no more (a registry of 1000 here).
+        let mut r: Registry<u8> = Registry::with_max(1000);
+        for i in 0..1000 {
             assert_eq!(r.register(1), Some(f64::from(i)));
         }
         assert_eq!(r.register(1), None);
         r.release(5.0);
-        assert_eq!(r.register(1), Some(2_097_152.0 + 5.0));
+        assert_eq!(r.register(1), Some(33_554_432.0 + 5.0));
     }
 
     #[test]
@@ -358,7 +374,7 @@ mod tests {
             1e300,
             a + 0.5,
             b - 0.5,
-            2_147_483_648.0, // 2^31: generation 2^10
+            2_147_483_648.0, // 2^31: generation 2^6
             4_294_967_296.0,
             4_503_599_627_370_496.0,
         ] {

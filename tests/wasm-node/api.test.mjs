@@ -347,13 +347,13 @@ test("the fast delay exports agree with the full path; -1 for anything invalid, 
     assert.equal(fast.__delayS(h, 1, seed), -1, `__delayS(seed ${seed})`);
     sameError(() => p.delay(1, { seed }), () => p.delay(1, viaFull({ seed })), `seed ${seed}`);
   }
-  // Handles name a slot (low 21 bits) and a generation: an integer that
+  // Handles name a slot (low 25 bits) and a generation: an integer that
   // names no live policy is -1 in the fast exports too.
-  for (const bad of [h + 2 ** 21, h + 5 * 2 ** 21, 2 ** 31 - 1, 2 ** 21 - 1]) {
+  for (const bad of [h + 2 ** 25, h + 5 * 2 ** 25, 2 ** 31 - 1, 2 ** 25 - 1]) {
     assert.equal(fast.__delayU(bad, 1, 0.5), -1, `handle ${bad}`);
     assert.equal(fast.__delayS(bad, 1, 3), -1, `handle ${bad}`);
   }
-  for (const bad of [-1, 0.5, NaN, Infinity, 2 ** 31, 2 ** 32, 2 ** 60, h + 2 ** 40, h + 2 ** 21, h + 0.5]) {
+  for (const bad of [-1, 0.5, NaN, Infinity, 2 ** 31, 2 ** 32, 2 ** 60, h + 2 ** 40, h + 2 ** 25, h + 0.5]) {
     assert.equal(glue.__policyNum(bad, 0), -1, `handle ${bad}`);
     assertOjsError(() => run(2, bad, [0]), "validation.invalid_argument", "policy");
     assertOjsError(() => policyText(bad), "validation.invalid_argument", "policy");
@@ -378,7 +378,7 @@ test("the fast delay exports agree with the full path; -1 for anything invalid, 
   assert.equal(assertOjsError(() => policyText(hq), "validation.invalid_argument", "policy").faults[0].message, stale);
   const reused = Array.from({ length: 8 }, () => twin({ initial_interval: "PT7S", max_interval: "PT1H" }));
   assert.equal(fast.__delayU(hq, 3, 0.5), -1);
-  assert.ok(reused.some((r) => r % 2 ** 21 === hq % 2 ** 21), "the slot is reused");
+  assert.ok(reused.some((r) => r % 2 ** 25 === hq % 2 ** 25), "the slot is reused");
   for (const r of reused) assert.ok(Number.isInteger(r) && r >= 0 && r < 2 ** 31, `handle ${r}`);
   for (const r of reused) {
     assert.equal(fast.__delayU(r, 3, 0.5), 28_000);
