@@ -93,6 +93,8 @@ def main() -> None:
     ratio("python", d, "pyo3 no-op method Floor().delay(n, u=0.5)", "≤ 1.3× a no-op pyo3 call of the same signature", 1.3)
     ratio("python", d, "pyo3 no-op method Floor4().delay(n, u=0.5), 4 methods",
           "(info: vs the same no-op in a class of 4 methods: pyo3's parser shared, not inlined)", None)
+    ratio("python", "ojs_retry policy.delay(n), OS entropy", "pyo3 no-op method Floor().delay(n)",
+          "≤ 1.3× a no-op pyo3 call of the same signature", 1.3)
     ratio("python", d, "pyo3 no-op function noop()", "(info: vs a bare no-op function)", None)
     ratio("python", d, "math.ldexp(0.5, 3)", "(info: vs CPython's own C call)", None)
     ratio("python", d, "tenacity wait_exponential + wait_random", "≥ 15× faster than tenacity", 15.0, faster=True)
@@ -111,6 +113,8 @@ def main() -> None:
           "(info: u = the caller's Math.random(), which the no-op does not pay)", None)
     ratio("node", "wasm delay(n, u)", "raw wasm (f64, f64) -> f64 export", "(info: vs an export of the same shape)", None)
     ratio("node", "native delay(n, u)", "native no-op function (h, n, u) -> number", "≤ 1.3× a native no-op of the same shape", 1.3)
+    ratio("node", "native delay(n), the host's entropy", "native no-op function (h, n) -> number",
+          "≤ 1.3× a native no-op of the same shape", 1.3)
     ratio("node", "native delay(n, u)", "native no-op method (n, u) -> number", "(info: vs a no-op class method, the shape before policies became handles)", None)
     ratio("node", "native delay(n, u)", "native no-op function", "(info: vs a bare no-op function)", None)
     for label in ("native", "wasm"):

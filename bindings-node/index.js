@@ -101,6 +101,7 @@ function nativeRetryPolicy(native) {
     policyDecide,
     __delayU: delayU,
     __delayS: delayS,
+    __delayE: delayE,
     __delaysInPlace: delaysInPlace,
     __release: release,
     __notAPolicy: notAPolicy,
@@ -118,7 +119,8 @@ function nativeRetryPolicy(native) {
   // numbers go to hidden fast functions with typed `f64` arguments that
   // return -1 for anything invalid; then the full function runs, checks
   // every argument and reports the error, so errors are exactly the addon's.
-  //  - delay(n, u), delay(n, { u }) and delay(n, { seed: number });
+  //  - delay(n) (OS entropy), delay(n, u), delay(n, { u }) and
+  //    delay(n, { seed: number });
   //  - delays(numbers, { u } | { seed: number }) copies the numbers into a
   //    reused scratch Float64Array that the addon overwrites with the delays.
 
@@ -219,6 +221,8 @@ function nativeRetryPolicy(native) {
         let d = -1
         if (typeof jitter === 'number') {
           d = delayU(h, retryNumber, jitter)
+        } else if (jitter === undefined) {
+          d = delayE(h, retryNumber)
         } else {
           const kind = fastJitter(jitter)
           if (kind === 0) d = delayU(h, retryNumber, jitterValue)

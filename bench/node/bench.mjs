@@ -122,6 +122,7 @@ bench('floor', 'native no-op method (n, u) -> number', (i) => fl.delay(nOf(i), M
 // the policy's handle first (a small integer: generation 1, slot 7).
 const H = 2 ** 24 + 7
 bench('floor', 'native no-op function (h, n, u) -> number', (i) => floor.delayH(H, nOf(i), Math.random()))
+bench('floor', 'native no-op function (h, n) -> number', (i) => floor.delayH2(H, nOf(i)))
 bench('floor', 'raw wasm no-op export', () => raw.noop())
 bench('floor', 'raw wasm (f64, f64) -> f64 export', (i) => raw.id(nOf(i), Math.random()))
 

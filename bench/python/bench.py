@@ -86,6 +86,7 @@ def main() -> None:
     ns_.update(noop=floor.noop, fl=floor.Floor(), ldexp=math.ldexp, N=N)
     bench("floor", "pyo3 no-op function noop()", "noop()")
     bench("floor", "pyo3 no-op method Floor().delay(n, u=0.5)", "fl.delay(N, u=0.5)")
+    bench("floor", "pyo3 no-op method Floor().delay(n)", "fl.delay(N)")
     ns_.update(fl4=floor4.Floor4())
     bench("floor", "pyo3 no-op method Floor4().delay(n, u=0.5), 4 methods", "fl4.delay(N, u=0.5)")
     bench("floor", "math.ldexp(0.5, 3)", "ldexp(0.5, 3)")

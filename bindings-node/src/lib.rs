@@ -490,6 +490,27 @@ pub fn delay_u(policy: f64, retry_number: f64, u: f64) -> f64 {
     .unwrap_or(-1.0)
 }
 
+/// `delay(n)` with no jitter source, as [`delay_u`]: the sample is a word
+/// of this thread's pool of OS entropy (the core's `entropy`), handed to
+/// the engine as it is. `-1` also when the OS has no entropy to give (the
+/// full route then reports it).
+#[napi(js_name = "__delayE")]
+pub fn delay_e(policy: f64, retry_number: f64) -> f64 {
+    let (Some(n), Ok(word)) = (
+        ojs_retry::args::uint_of_f64(retry_number),
+        ojs_retry::entropy::word(),
+    ) else {
+        return -1.0;
+    };
+    let s = ojs_retry::Sample::from_u64(word);
+    slab::with(policy, |p| match p.delay_sampled(n, s) {
+        #[allow(clippy::cast_precision_loss, clippy::cast_possible_wrap)]
+        Some(d) => d.min(ojs_retry::MAX_MS) as i64 as f64,
+        None => -1.0,
+    })
+    .unwrap_or(-1.0)
+}
+
 /// `delay(n, { seed })` for a number seed, as [`delay_u`].
 #[napi(js_name = "__delayS")]
 pub fn delay_s(policy: f64, retry_number: f64, seed: f64) -> f64 {

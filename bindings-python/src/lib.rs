@@ -912,9 +912,23 @@ fn jitter_sample(
 }
 
 /// The native module; `ojs_retry/__init__.py` re-exports it.
+/// Empties this thread's pool of OS entropy: `os.register_at_fork` calls
+/// it in a forked child, whose pool would otherwise repeat the parent's
+/// next samples (RQ forks a work horse per job).
+#[pyfunction]
+fn _after_fork() {
+    core_::entropy::after_fork();
+}
+
 #[pymodule]
 fn _ojs_retry(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    // Absent on Windows, which has no fork.
+    if let Ok(register) = py.import("os")?.getattr("register_at_fork") {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("after_in_child", wrap_pyfunction!(_after_fork, m)?)?;
+        register.call((), Some(&kwargs))?;
+    }
     m.add_class::<PyRetryPolicy>()?;
     fastcall::install(&py.get_type::<PyRetryPolicy>())?;
     m.add_class::<PyDecision>()?;

@@ -49,7 +49,9 @@
 //!
 //! ## Features
 //!
-//! * `std` (default): [`JitterSource::Entropy`] from the OS.
+//! * `std` (default): [`JitterSource::Entropy`] from the OS, drawn a pool
+//!   per thread ([`entropy`]; a process that forks calls
+//!   [`entropy::after_fork`] in the child).
 //! * `serde_json` (default): conversions between [`json::Value`] and
 //!   `serde_json::Value`, so the `from_value` entry points take either.
 //!   The engine reads and writes JSON with its own [`json`] module, with or
@@ -75,6 +77,8 @@ pub mod args;
 pub mod backoff;
 pub mod decision;
 pub mod duration;
+#[cfg(feature = "std")]
+pub mod entropy;
 pub mod error;
 mod fast_layer;
 pub mod jitter;

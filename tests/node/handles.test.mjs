@@ -122,6 +122,7 @@ test('a handle that names no policy: typed errors from the full functions, -1 fr
   assert.equal(api.__livePolicies(), live + 1)
   assert.equal(bin.policyMaxAttempts(h), 4)
   assert.ok(bin.__delayU(h, 1, 0.5) > 0)
+  assert.ok(bin.__delayE(h, 1) > 0)
   bin.__release(h)
   assert.equal(api.__livePolicies(), live)
   bin.__release(h) // twice: nothing more happens
@@ -139,6 +140,7 @@ test('a handle that names no policy: typed errors from the full functions, -1 fr
     policyError(() => bin.policyDecide(x, { attempt: 1 }, { now: 0 }), STALE)
     assert.equal(bin.__delayU(x, 1, 0.5), -1)
     assert.equal(bin.__delayS(x, 1, 7), -1)
+    assert.equal(bin.__delayE(x, 1), -1)
     assert.equal(bin.__delaysInPlace(new Uint8Array(Float64Array.of(x, 1, 7, 2, 1, 2).buffer)), -1)
   }
   released(h)

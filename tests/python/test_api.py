@@ -466,6 +466,35 @@ def test_entropy_is_the_default_jitter_source() -> None:
     assert p.delay(1, u=0.5) == 10_000
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+def test_a_forked_child_does_not_repeat_the_parents_entropy() -> None:
+    # Entropy is drawn a pool per thread; fork() copies the pool, and the
+    # package's os.register_at_fork hook empties the child's. Without it
+    # the child's next samples would be the parent's next samples.
+    o.jitter_sample(1)  # this thread's pool, filled before the fork
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.write(w, json.dumps([o.jitter_sample(1) for _ in range(8)]).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        child = json.loads(f.read())
+    os.waitpid(pid, 0)
+    parent = [o.jitter_sample(1) for _ in range(8)]
+    assert len(child) == 8 and all(0 <= k < 2**53 for k in child)
+    assert set(child).isdisjoint(parent), (child, parent)
+
+
+def test_threads_draw_entropy_of_their_own() -> None:
+    with ThreadPoolExecutor(4) as ex:
+        runs = list(ex.map(lambda _: [o.jitter_sample(1) for _ in range(300)], range(4)))
+    flat = [k for run in runs for k in run]
+    assert len(set(flat)) == len(flat) == 1200
+
+
 def test_state_round_trip_and_history() -> None:
     p = o.RetryPolicy(max_attempts=30, jitter=False)
     s = o.RetryState()

@@ -11,7 +11,9 @@
 //!   became handles);
 //! * `delayH(h, n, u)` — a free function with the shape of the addon's
 //!   `__delayU(handle, retryNumber, u)`, which `RetryPolicy#delay(n, u)`
-//!   calls since policies are JS objects holding a handle.
+//!   calls since policies are JS objects holding a handle;
+//! * `delayH2(h, n)` — the same without the sample: `__delayE(handle,
+//!   retryNumber)`, which `RetryPolicy#delay(n)` calls.
 
 use napi_derive::napi;
 
@@ -24,6 +26,14 @@ pub fn noop() {}
 #[napi(js_name = "delayH")]
 pub fn delay_h(h: f64, n: f64, u: f64) -> f64 {
     let _ = (h, u);
+    n
+}
+
+/// Returns `n`: the shape of the addon's `delay(n)` export (no jitter
+/// source, `__delayE(h, n)`).
+#[napi(js_name = "delayH2")]
+pub fn delay_h2(h: f64, n: f64) -> f64 {
+    let _ = h;
     n
 }
 
