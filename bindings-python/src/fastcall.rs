@@ -7,13 +7,14 @@
 //! module LLVM inlines and specialises it, here it cannot, and that alone
 //! was ~130 of the ~510 machine instructions per call (callgrind, see
 //! bench/RESULTS.md). This entry reads the common shapes itself —
-//! one positional exact `int` and exactly one keyword, `u` (exact `float`),
-//! `seed` (exact `int`) or `key` (exact `str`) — and calls the core.
-//! Anything else (other types, subclasses, several or no keywords, no
-//! jitter source, values out of range, any error from the core) goes to the
+//! one positional exact `int` and either no keyword (the sample then
+//! comes from the core's entropy generator) or exactly one, `u` (exact
+//! `float`), `seed` (exact `int`) or `key` (exact `str`) — and calls the
+//! core. Anything else (other types, subclasses, several keywords, values
+//! out of range, any error from the core) goes to the
 //! pyo3-generated method, unchanged, which checks everything and reports
 //! the error: errors are exactly the full method's, and whenever this entry
-//! answers, the answer is the full method's (tests/python/test_fastcall.py
+//! answers, the answer is the full method's (tests/python/test_api.py
 //! checks both).
 //!
 //! The `unsafe` here is FFI only: reading CPython's argument vector and
@@ -173,8 +174,8 @@ impl<'a, 'py> Call<'a, 'py> {
     /// The common shapes, answered by the core; `None` for anything else.
     fn fast(&self) -> Option<u64> {
         let py = self.slf.py();
-        let names = self.names.as_ref()?;
-        if self.nargs != 1 || names.len() != 1 {
+        let keywords = self.names.as_ref().map_or(0, |n| n.len());
+        if self.nargs != 1 || keywords > 1 {
             return None;
         }
         let policy = self.slf.cast::<PyRetryPolicy>().ok()?.get();
@@ -183,6 +184,13 @@ impl<'a, 'py> Call<'a, 'py> {
             return None;
         }
         let n = n.extract::<u64>().ok().filter(|n| *n <= core_::MAX_MS)?;
+        let Some(names) = self.names.as_ref().filter(|_| keywords == 1) else {
+            // `delay(n)`: the next word of this thread's entropy generator,
+            // handed to the engine as the sample (an OS failure takes the
+            // full route, which reports it).
+            let word = core_::entropy::word().ok()?;
+            return policy.inner.delay_sampled(n, core_::Sample::from_u64(word));
+        };
         let name = names.get_borrowed_item(0).ok()?;
         let value = self.value(1)?;
         // Keyword names are interned by the compiler: one pointer

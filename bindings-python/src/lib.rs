@@ -912,9 +912,10 @@ fn jitter_sample(
 }
 
 /// The native module; `ojs_retry/__init__.py` re-exports it.
-/// Empties this thread's pool of OS entropy: `os.register_at_fork` calls
-/// it in a forked child, whose pool would otherwise repeat the parent's
-/// next samples (RQ forks a work horse per job).
+/// Drops this thread's entropy generator (the core's `entropy`):
+/// `os.register_at_fork` calls it in a forked child, whose copy would
+/// otherwise repeat the parent's next samples (RQ forks a work horse per
+/// job).
 #[pyfunction]
 fn _after_fork() {
     core_::entropy::after_fork();

@@ -9,7 +9,7 @@
 //! | [`JitterSource::Uniform`]`(u)` | `k = floor(u · 2^53)`; `u` must be finite and in `[0, 1)` |
 //! | [`JitterSource::Seed`]`(s)` | `k = splitmix64(s, n) >> 11` |
 //! | [`JitterSource::Key`]`(key)` | `k = splitmix64(fnv1a64(utf8(key)), n) >> 11` |
-//! | [`JitterSource::Entropy`] (feature `std`) | 53 bits from the OS (getrandom, a pool per thread: [`crate::entropy`]) |
+//! | [`JitterSource::Entropy`] (feature `std`) | 53 bits of a per-thread ChaCha12 generator seeded from the OS ([`crate::entropy`]) |
 //!
 //! # The algorithms, precisely
 //!
@@ -168,9 +168,10 @@ pub enum JitterSource<'a> {
     Seed(u64),
     /// Stateless deterministic jitter from a key such as the job id.
     Key(&'a str),
-    /// Fresh OS entropy for every sample: a word of this thread's pool
-    /// of `getrandom` output, used once (see [`crate::entropy`], and its
-    /// [`after_fork`](crate::entropy::after_fork) for processes that fork).
+    /// Entropy for every sample: the next word of this thread's ChaCha12
+    /// generator, seeded and reseeded from the OS (see [`crate::entropy`],
+    /// and its [`after_fork`](crate::entropy::after_fork) for processes
+    /// that fork).
     #[cfg(feature = "std")]
     Entropy,
 }

@@ -49,8 +49,8 @@
 //!
 //! ## Features
 //!
-//! * `std` (default): [`JitterSource::Entropy`] from the OS, drawn a pool
-//!   per thread ([`entropy`]; a process that forks calls
+//! * `std` (default): [`JitterSource::Entropy`], from a per-thread
+//!   generator seeded from the OS ([`entropy`]; a process that forks calls
 //!   [`entropy::after_fork`] in the child).
 //! * `serde_json` (default): conversions between [`json::Value`] and
 //!   `serde_json::Value`, so the `from_value` entry points take either.

@@ -239,9 +239,27 @@ def test_delay_fast_entry_agrees_with_the_full_method() -> None:
         p.delay(1, x=1)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         o.RetryPolicy.delay(object(), 1, u=0.5)  # type: ignore[arg-type]
-    # Keyword and no-jitter forms still work (the full method).
+    # Keyword forms still work (the full method).
     assert p.delay(retry_number=2, u=0.5) == p.delay(2, u=0.5)
-    assert isinstance(p.delay(2), int)
+    # `delay(n)` with an exact int is answered there too, with a sample of
+    # the entropy generator: within the schedule's bounds for that retry
+    # on every kind of policy, and varied; its errors are the full
+    # method's (a subclass takes the full path).
+    for i, q in enumerate(policies):
+        for n in (1, 2, 7, 25):
+            row = q.schedule(n)[n - 1]
+            drawn = [q.delay(n) for _ in range(200)]
+            assert all(type(d) is int and row.min_ms <= d <= row.max_ms for d in drawn), (n, row)
+            assert all(row.min_ms <= q.delay(Int(n)) <= row.max_ms for _ in range(20))
+            # Plain policies spread over [min, max] (about half of the draws
+            # at the cap once it binds); presets have their own jitter
+            # (Sidekiq's takes 10 values; this BullMQ one has none).
+            if row.max_ms > row.min_ms:
+                assert len(set(drawn)) > (50 if i < 2 else 1), (i, n, sorted(set(drawn))[:12])
+    for n in (0, -1, 2**53):
+        assert message(lambda: p.delay(n)) == message(lambda: p.delay(Int(n)))
+    raises(lambda: p.delay(True), ARG, "retry_number")
+    raises(lambda: p.delay(1.0), ARG, "retry_number")  # type: ignore[arg-type]
 
 
 def test_delay_keeps_its_signature_and_docstring() -> None:
@@ -468,10 +486,10 @@ def test_entropy_is_the_default_jitter_source() -> None:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
 def test_a_forked_child_does_not_repeat_the_parents_entropy() -> None:
-    # Entropy is drawn a pool per thread; fork() copies the pool, and the
-    # package's os.register_at_fork hook empties the child's. Without it
-    # the child's next samples would be the parent's next samples.
-    o.jitter_sample(1)  # this thread's pool, filled before the fork
+    # Entropy comes from a generator per thread, seeded from the OS; fork()
+    # copies it, and the package's os.register_at_fork hook drops the
+    # child's. Without it the child's next samples would be the parent's.
+    o.jitter_sample(1)  # this thread's generator, seeded before the fork
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
