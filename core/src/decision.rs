@@ -14,7 +14,7 @@
 //!    failure terminal; an attempt past `max_attempts` is exhausted too.
 //! 4. Otherwise retry number `n = a` with the backoff delay, and
 //!    `next_retry_at = now + delay` (saturating at
-//!    [`MAX_INSTANT_MS`](crate::MAX_INSTANT_MS)), so the job is never due
+//!    [`MAX_INSTANT_MS`]), so the job is never due
 //!    before the delay has elapsed (RET-11).
 //!
 //! ```

@@ -732,14 +732,16 @@ mod interop {
         }
     }
 
-    /// See [`convert`] for values nested past 128 levels.
+    /// Containers nested past 128 levels convert empty (no engine entry
+    /// point reads that deep).
     impl From<&serde_json::Value> for Value {
         fn from(v: &serde_json::Value) -> Self {
             convert(v, 0)
         }
     }
 
-    /// See [`convert`] for values nested past 128 levels.
+    /// Containers nested past 128 levels convert empty (no engine entry
+    /// point reads that deep).
     impl From<serde_json::Value> for Value {
         fn from(v: serde_json::Value) -> Self {
             convert(&v, 0)
