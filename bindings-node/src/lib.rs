@@ -503,12 +503,7 @@ pub fn delay_e(policy: f64, retry_number: f64) -> f64 {
         return -1.0;
     };
     let s = ojs_retry::Sample::from_u64(word);
-    slab::with(policy, |p| match p.delay_sampled(n, s) {
-        #[allow(clippy::cast_precision_loss, clippy::cast_possible_wrap)]
-        Some(d) => d.min(ojs_retry::MAX_MS) as i64 as f64,
-        None => -1.0,
-    })
-    .unwrap_or(-1.0)
+    slab::with(policy, |p| delay_num(p.delay_sampled(n, s))).unwrap_or(-1.0)
 }
 
 /// `delay(n, { seed })` for a number seed, as [`delay_u`].
@@ -615,7 +610,13 @@ fn fast_delay(p: &CorePolicy, retry_number: f64, src: JitterSource<'_>) -> f64 {
     let Some(n) = ojs_retry::args::uint_of_f64(retry_number) else {
         return -1.0;
     };
-    match p.delay_ok(n, src) {
+    delay_num(p.delay_ok(n, src))
+}
+
+/// A fast export's answer: the delay as a JS number, `-1` for `None`.
+#[inline(always)]
+fn delay_num(d: Option<u64>) -> f64 {
+    match d {
         // A delay is at most `max_interval` ≤ 2^53 − 1 (the `min` says so
         // to the compiler): the signed conversion, one instruction, is exact.
         #[allow(clippy::cast_precision_loss, clippy::cast_possible_wrap)]

@@ -930,7 +930,7 @@ pub extern "C" fn delay_s(handle: u32, retry_number: u32, seed: f64) -> f64 {
 /// Words of the host's entropy (64 KiB, the most one
 /// `crypto.getRandomValues` call gives), for every call without a jitter
 /// source: `api.js` writes them through a `Uint32Array` view and marks
-/// them fresh ([`scratch`], kind 3); each is read once ([`entropy_u`]),
+/// them fresh ([`scratch`], kind 3); each is read once ([`entropy_word`]),
 /// in order, and cleared.
 ///
 /// In the module rather than in `api.js`: `delay(n)` then passes no
@@ -953,11 +953,6 @@ static ENTROPY_NEXT: AtomicUsize = AtomicUsize::new(ENTROPY_WORDS);
 #[allow(unsafe_code)]
 #[unsafe(export_name = "__sample")]
 pub extern "C" fn sample() -> f64 {
-    entropy_u()
-}
-
-/// [`sample`] as `k / 2^53`.
-fn entropy_u() -> f64 {
     // k < 2^53 converts exactly, and the product by 2^−53 is exact.
     entropy_word().map_or(-2.0, |w| ojs_retry::Sample::from_u64(w).as_unit())
 }
