@@ -911,7 +911,6 @@ fn jitter_sample(
     j.source().sample(n).map(core_::Sample::bits).py(py)
 }
 
-/// The native module; `ojs_retry/__init__.py` re-exports it.
 /// Drops this thread's entropy generator (the core's `entropy`):
 /// `os.register_at_fork` calls it in a forked child, whose copy would
 /// otherwise repeat the parent's next samples (RQ forks a work horse per
@@ -921,6 +920,7 @@ fn _after_fork() {
     core_::entropy::after_fork();
 }
 
+/// The native module; `ojs_retry/__init__.py` re-exports it.
 #[pymodule]
 fn _ojs_retry(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
