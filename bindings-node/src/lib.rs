@@ -491,19 +491,19 @@ pub fn delay_u(policy: f64, retry_number: f64, u: f64) -> f64 {
 }
 
 /// `delay(n)` with no jitter source, as [`delay_u`]: the sample is a word
-/// of this thread's pool of OS entropy (the core's `entropy`), handed to
-/// the engine as it is. `-1` also when the OS has no entropy to give (the
+/// of this thread's entropy generator (a core `entropy::Generator` kept
+/// beside the policies, see [`slab::with_word`]), handed to the engine as
+/// it is. `-1` also when the OS has no entropy to give (the
 /// full route then reports it).
 #[napi(js_name = "__delayE")]
 pub fn delay_e(policy: f64, retry_number: f64) -> f64 {
-    let (Some(n), Ok(word)) = (
-        ojs_retry::args::uint_of_f64(retry_number),
-        ojs_retry::entropy::word(),
-    ) else {
+    let Some(n) = ojs_retry::args::uint_of_f64(retry_number) else {
         return -1.0;
     };
-    let s = ojs_retry::Sample::from_u64(word);
-    slab::with(policy, |p| delay_num(p.delay_sampled(n, s))).unwrap_or(-1.0)
+    slab::with_word(policy, |p, word| {
+        delay_num(p.delay_sampled(n, ojs_retry::Sample::from_u64(word)))
+    })
+    .unwrap_or(-1.0)
 }
 
 /// `delay(n, { seed })` for a number seed, as [`delay_u`].
