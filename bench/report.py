@@ -113,9 +113,13 @@ def main() -> None:
     ratio("node", "wasm delay(n, u)", "raw wasm no-op export",
           "≤ 3× a raw wasm no-op (u = the caller's Math.random(), which the no-op does not pay)", 3.0)
     ratio("node", "wasm delay(n, u)", "raw wasm (f64, f64) -> f64 export", "(info: vs an export of the same shape)", None)
-    ratio("node", "native delay(n, u)", "native no-op function (h, n, u) -> number", "≤ 1.3× a native no-op of the same shape", 1.3)
+    ratio("node", "native delay(n, u)", "native no-op function (h, n, u) -> number", "≤ 1.3× a native (napi-rs) no-op of the same shape", 1.3)
     ratio("node", "native delay(n), the host's entropy", "native no-op function (h, n) -> number",
-          "≤ 1.3× a native no-op of the same shape", 1.3)
+          "≤ 1.3× a native (napi-rs) no-op of the same shape", 1.3)
+    ratio("node", "native delay(n, u)", "raw Node-API no-op function (h, n, u) -> number",
+          "(info: vs the same no-op registered with Node-API directly, as the delay calls are)", None)
+    ratio("node", "native delay(n), the host's entropy", "raw Node-API no-op function (h, n) -> number",
+          "(info: vs the same no-op registered with Node-API directly, as the delay calls are)", None)
     ratio("node", "native delay(n, u)", "native no-op method (n, u) -> number", "(info: vs a no-op class method, the shape before policies became handles)", None)
     ratio("node", "native delay(n, u)", "native no-op function", "(info: vs a bare no-op function)", None)
     for label in ("native", "wasm"):

@@ -123,6 +123,11 @@ bench('floor', 'native no-op method (n, u) -> number', (i) => fl.delay(nOf(i), M
 const H = 2 ** 24 + 7
 bench('floor', 'native no-op function (h, n, u) -> number', (i) => floor.delayH(H, nOf(i), Math.random()))
 bench('floor', 'native no-op function (h, n) -> number', (i) => floor.delayH2(H, nOf(i)))
+// The same two no-ops registered with Node-API directly, as the addon's
+// fast delay calls are (bindings-node/src/raw.rs): the boundary without
+// napi-rs's generated callback.
+bench('floor', 'raw Node-API no-op function (h, n, u) -> number', (i) => floor.rawH(H, nOf(i), Math.random()))
+bench('floor', 'raw Node-API no-op function (h, n) -> number', (i) => floor.rawH2(H, nOf(i)))
 bench('floor', 'raw wasm no-op export', () => raw.noop())
 bench('floor', 'raw wasm (f64, f64) -> f64 export', (i) => raw.id(nOf(i), Math.random()))
 

@@ -11,6 +11,7 @@
 //! below, holding a handle to a policy in this thread's table ([`slab`]).
 
 mod convert;
+pub mod raw;
 mod slab;
 
 use std::rc::Rc;
@@ -476,27 +477,22 @@ pub fn policy_delay(
 
 /// `delay(n, u)` for two plain numbers: the delay, or `-1` for any invalid
 /// argument (an unknown handle included). The loader (`index.js`) calls it
-/// when both arguments are numbers and, on `-1`, calls [`policy_delay`],
-/// which reports the error. Hidden from the public types.
-// Typed `f64` arguments and result: napi-rs reads each with one
-// `napi_get_value_double`, where `Either` / `Unknown` cost a type check
-// each and `Env` + `Result` a branch on the way out; this is the hot call
-// of the API (bench/RESULTS.md).
-#[napi(js_name = "__delayU")]
-pub fn delay_u(policy: f64, retry_number: f64, u: f64) -> f64 {
+/// (as `__delayU`, registered by [`raw`]) when both arguments are numbers
+/// and, on `-1`, calls [`policy_delay`], which reports the error. Hidden
+/// from the public types.
+pub(crate) fn delay_u(policy: f64, retry_number: f64, u: f64) -> f64 {
     slab::with(policy, |p| {
         fast_delay(p, retry_number, JitterSource::Uniform(u))
     })
     .unwrap_or(-1.0)
 }
 
-/// `delay(n)` with no jitter source, as [`delay_u`]: the sample is a word
+/// `delay(n)` with no jitter source, as [`delay_u`] (`__delayE`): the sample is a word
 /// of this thread's entropy generator (a core `entropy::Generator` kept
 /// beside the policies, see [`slab::with_word`]), handed to the engine as
 /// it is. `-1` also when the OS has no entropy to give (the
 /// full route then reports it).
-#[napi(js_name = "__delayE")]
-pub fn delay_e(policy: f64, retry_number: f64) -> f64 {
+pub(crate) fn delay_e(policy: f64, retry_number: f64) -> f64 {
     let Some(n) = ojs_retry::args::uint_of_f64(retry_number) else {
         return -1.0;
     };
@@ -506,9 +502,8 @@ pub fn delay_e(policy: f64, retry_number: f64) -> f64 {
     .unwrap_or(-1.0)
 }
 
-/// `delay(n, { seed })` for a number seed, as [`delay_u`].
-#[napi(js_name = "__delayS")]
-pub fn delay_s(policy: f64, retry_number: f64, seed: f64) -> f64 {
+/// `delay(n, { seed })` for a number seed, as [`delay_u`] (`__delayS`).
+pub(crate) fn delay_s(policy: f64, retry_number: f64, seed: f64) -> f64 {
     match ojs_retry::args::uint_of_f64(seed) {
         Some(s) => slab::with(policy, |p| {
             fast_delay(p, retry_number, JitterSource::Seed(s))

@@ -183,6 +183,48 @@ test('a handle that names no policy: typed errors from the full functions, -1 fr
   assert.equal(api.__livePolicies(), live)
 })
 
+test('the fast exports (plain Node-API callbacks): numbers only, -1 for anything else, no coercion', () => {
+  // Defaults but for max_attempts: 1 s × 2^(n − 1), jitter × (0.5 + u),
+  // floored (spec §5): retry 3 at u = 0.25 is 4 000 × 0.75 = 3 000 ms.
+  const h = bin.policyFromText('{"max_attempts": 4}')
+  try {
+    assert.equal(bin.__delayU.name, '__delayU')
+    assert.equal(bin.__delayU(h, 3, 0.25), 3000)
+    assert.equal(bin.__delayU(h, 3, 0.25, 'extra', {}), 3000)
+    assert.equal(bin.__delayS(h, 3, 7), bin.policyDelay(h, 3, { seed: 7 }))
+    let coerced = 0
+    const sneaky = { valueOf: () => ((coerced += 1), 3) }
+    const bad = (x) => [[], [h], [h, 3], [h, '3', x], [h, 3n, x], [h, sneaky, x], [String(h), 3, x], [h, 0, x], [null, 3, x]]
+    for (const args of [...bad(0.25), [h, 3, sneaky], [h, 3, '0.25'], [h, 3, NaN], [h, 3, 1], [h, 3, -0.5]]) {
+      assert.equal(bin.__delayU(...args), -1, `__delayU(${args.map(String)})`)
+    }
+    for (const args of [...bad(7), [h, 3, sneaky], [h, 3, '7'], [h, 3, NaN], [h, 3, -1], [h, 3, 1.5], [h, 3, 2 ** 64]]) {
+      assert.equal(bin.__delayS(...args), -1, `__delayS(${args.map(String)})`)
+    }
+    for (const args of [[], [h], [h, '1'], [h, 1n], [h, sneaky], [h, 0], [h, 1.5], [h, -1], [h, NaN], [sneaky, 1]]) {
+      assert.equal(bin.__delayE(...args), -1, `__delayE(${args.map(String)})`)
+    }
+    assert.equal(coerced, 0, 'a fast export called valueOf')
+    // delay(1) from the thread's generator: 1 000 × (0.5 + u), u ∈ [0, 1).
+    for (let i = 0; i < 500; i++) {
+      const d = bin.__delayE(h, 1)
+      assert.ok(Number.isInteger(d) && d >= 500 && d < 1500, `__delayE(h, 1) = ${d}`)
+    }
+    // 10^6 values: 1 000 s × (0.5 + u) under a 1 h cap, so 500 fresh draws
+    // repeat one about once in 8 runs (10 repeats: odds < 1e-20).
+    const wide = bin.policyFromText('{"initial_interval": "PT1000S", "max_interval": "PT1H"}')
+    try {
+      const drawn = Array.from({ length: 500 }, () => bin.__delayE(wide, 1))
+      for (const d of drawn) assert.ok(Number.isInteger(d) && d >= 500_000 && d < 1_500_000, `__delayE(wide, 1) = ${d}`)
+      assert.ok(new Set(drawn).size >= 490, `only ${new Set(drawn).size} distinct delays in 500 draws`)
+    } finally {
+      bin.__release(wide)
+    }
+  } finally {
+    bin.__release(h)
+  }
+})
+
 test('policy text: the one-pass UTF-8 read agrees with the object form and the wasm build', async () => {
   const wasm = await import(join(ROOT, 'bindings-wasm', 'pkg', 'node.js'))
   const outcome = (make) => {
