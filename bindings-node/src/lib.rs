@@ -11,6 +11,7 @@
 //! below, holding a handle to a policy in this thread's table ([`slab`]).
 
 mod convert;
+mod napi_raw;
 pub mod raw;
 mod slab;
 

@@ -19,7 +19,7 @@
 //!   and `__delayE` (`bindings-node/src/raw.rs`): what the boundary costs
 //!   without napi-rs's generated callback.
 
-use napi::bindgen_prelude::{Env, JsValue, Object};
+use napi::bindgen_prelude::{Env, Object};
 use napi_derive::napi;
 
 /// Does nothing.
@@ -65,50 +65,12 @@ impl Floor {
     }
 }
 
-/// The call's first `N` arguments as numbers (`NaN` for any other value),
-/// read as `bindings-node/src/raw.rs` reads them.
-#[allow(unsafe_code)]
-fn numbers<const N: usize>(
-    env: napi::sys::napi_env,
-    info: napi::sys::napi_callback_info,
-) -> [f64; N] {
-    use napi::sys;
-    let mut argc = N;
-    let mut argv = [core::ptr::null_mut(); N];
-    let mut out = [f64::NAN; N];
-    // SAFETY: as in bindings-node/src/raw.rs: the running call's `env` and
-    // `info`, and room for `argc` values.
-    let status = unsafe {
-        sys::napi_get_cb_info(
-            env,
-            info,
-            &raw mut argc,
-            argv.as_mut_ptr(),
-            core::ptr::null_mut(),
-            core::ptr::null_mut(),
-        )
-    };
-    if status != sys::Status::napi_ok {
-        return out;
-    }
-    for (x, v) in out.iter_mut().zip(argv) {
-        let mut read = f64::NAN;
-        // SAFETY: `v` is one of this call's arguments.
-        if unsafe { sys::napi_get_value_double(env, v, &raw mut read) } == sys::Status::napi_ok {
-            *x = read;
-        }
-    }
-    out
-}
+// The addon's own file: the floor reads its arguments and answers exactly
+// as the addon's fast calls do.
+#[path = "../../../bindings-node/src/napi_raw.rs"]
+mod napi_raw;
 
-/// `x` as a JS number.
-#[allow(unsafe_code)]
-fn number(env: napi::sys::napi_env, x: f64) -> napi::sys::napi_value {
-    let mut out = core::ptr::null_mut();
-    // SAFETY: the running call's `env`; Node writes one value to `out`.
-    let _ = unsafe { napi::sys::napi_create_double(env, x, &raw mut out) };
-    out
-}
+use napi_raw::{number, numbers};
 
 #[allow(unsafe_code)]
 unsafe extern "C" fn raw_h(
@@ -129,37 +91,11 @@ unsafe extern "C" fn raw_h2(
 }
 
 /// Registers `rawH` and `rawH2`.
-#[allow(unsafe_code)]
+///
+/// # Errors
+///
+/// Node-API's, if a function cannot be added.
 #[napi(module_exports)]
 pub fn register(exports: Object<'_>, env: Env) -> napi::Result<()> {
-    type Callback = unsafe extern "C" fn(
-        napi::sys::napi_env,
-        napi::sys::napi_callback_info,
-    ) -> napi::sys::napi_value;
-    let exports_: [(&core::ffi::CStr, Callback); 2] = [(c"rawH", raw_h), (c"rawH2", raw_h2)];
-    for (name, callback) in exports_ {
-        let mut f = core::ptr::null_mut();
-        // SAFETY: the module's `env` and `exports` while it loads; `name`
-        // is NUL-terminated (length -1: Node reads up to the NUL).
-        let created = unsafe {
-            napi::sys::napi_create_function(
-                env.raw(),
-                name.as_ptr(),
-                -1,
-                Some(callback),
-                core::ptr::null_mut(),
-                &raw mut f,
-            )
-        };
-        // SAFETY: as above; `f` is the function just made.
-        let set = unsafe {
-            napi::sys::napi_set_named_property(env.raw(), exports.raw(), name.as_ptr(), f)
-        };
-        if created != napi::sys::Status::napi_ok || set != napi::sys::Status::napi_ok {
-            return Err(napi::Error::from_reason(
-                "registering the raw no-ops failed",
-            ));
-        }
-    }
-    Ok(())
+    napi_raw::register(&env, &exports, &[(c"rawH", raw_h), (c"rawH2", raw_h2)])
 }
