@@ -147,7 +147,7 @@ function nativeRetryPolicy(native) {
   // than SCRATCH_MAX use a buffer of their own.
   const SCRATCH_MAX = 1024
   let scratch = new Float64Array(4 + 32)
-  // Its bytes, which the addon takes (see `ScratchBytes` in src/lib.rs).
+  // Its bytes, which the addon takes (see `delays_in_place` in src/lib.rs).
   let scratchBytes = new Uint8Array(scratch.buffer)
 
   class RetryPolicy {

@@ -237,20 +237,6 @@ fn json_text_to_js<'e>(env: &'e Env, text: &str, ordered_depth: usize) -> Result
 // taking the handle first. Not part of the public surface: the loader
 // exports only the class.
 
-/// A `Uint8Array` argument the addon writes into during the call: the
-/// bytes of the loader's scratch `Float64Array`.
-// An alias because napi-derive reads a written-out `&mut T` argument as a
-// `&mut` to a class instance (`FromNapiMutRef`); through the alias it uses
-// napi's own `FromNapiValue for &mut [u8]` (one `napi_get_typedarray_info`,
-// no reference, no copy). Sound for a synchronous call: no JS runs while
-// the slice is alive, so nothing can detach or write the buffer.
-// A byte view rather than the `Float64Array` itself: Node's
-// `napi_get_typedarray_info` finds an array's type by testing each type in
-// turn, `Uint8Array` second and `Float64Array` tenth (a fifth of the
-// batch's boundary cost in a profile); the bytes are read and written as
-// native-endian `f64`s, as the `Float64Array` lays them out.
-type ScratchBytes<'a> = &'a mut [u8];
-
 /// The error for a handle that names no policy of this thread: released,
 /// from another thread, or made up (only the hidden exports can be given
 /// one; the loader passes the handles of live objects).
@@ -515,18 +501,22 @@ pub(crate) fn delay_s(policy: f64, retry_number: f64, seed: f64) -> f64 {
 }
 
 /// `delays(numbers, { u } | { seed })` in place, in one `Float64Array` the
-/// loader reuses (given as its bytes): `[policy handle, seeded (0 | 1),
-/// u or seed, len, n_1 … n_len]`; the delays replace `n_1 … n_len`.
-/// Returns `-1` (the buffer then holds a mix) for any invalid argument, an
-/// unknown handle included; the loader then calls [`policy_delays`], which
-/// reports the error. Hidden from the public types.
+/// loader reuses (given as its bytes, `__delaysInPlace`, registered by
+/// [`raw`]): `[policy handle, seeded (0 | 1), u or seed, len, n_1 …
+/// n_len]`; the delays replace `n_1 … n_len`. Returns `-1` (the buffer
+/// then holds a mix) for any invalid argument, an unknown handle included;
+/// the loader then calls [`policy_delays`], which reports the error.
+/// Hidden from the public types.
 // One typed-array argument written in place: no result array to create
 // (a new `Float64Array` is an external buffer with a finalizer), no
 // per-element Node-API call, nothing allocated; the header, the handle
 // included, rides in the buffer because each further argument is another
-// Node-API call.
-#[napi(js_name = "__delaysInPlace")]
-pub fn delays_in_place(buf: ScratchBytes<'_>) -> f64 {
+// Node-API call. A byte view rather than the `Float64Array` itself: Node's
+// `napi_get_typedarray_info` finds an array's type by testing each type in
+// turn, `Uint8Array` second and `Float64Array` tenth (a fifth of the
+// batch's boundary cost in a profile); the bytes are read and written as
+// native-endian `f64`s, as the `Float64Array` lays them out.
+pub(crate) fn delays_in_place(buf: &mut [u8]) -> f64 {
     let Some((handle, rest)) = buf.split_at_mut_checked(8) else {
         return -1.0;
     };

@@ -51,6 +51,65 @@ pub fn numbers<const N: usize>(env: sys::napi_env, info: sys::napi_callback_info
     out
 }
 
+/// Runs `f` on the bytes of the call's first argument when it is a
+/// `Uint8Array` (`None` otherwise, without calling `f`). `f` must not call
+/// into JS.
+#[allow(unsafe_code)]
+pub fn with_bytes<T>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    f: impl FnOnce(&mut [u8]) -> T,
+) -> Option<T> {
+    let mut argc = 1;
+    let mut arg = ptr::null_mut();
+    // SAFETY: as in `numbers`, with room for one value.
+    let status = unsafe {
+        sys::napi_get_cb_info(
+            env,
+            info,
+            &raw mut argc,
+            &raw mut arg,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
+    if status != sys::Status::napi_ok {
+        return None;
+    }
+    let mut kind = sys::TypedarrayType::int8_array;
+    let mut len = 0;
+    let mut data = ptr::null_mut();
+    // SAFETY: `arg` is the call's argument; for anything but a typed array
+    // Node returns `napi_invalid_arg` and writes nothing. The array buffer
+    // and its offset are not wanted (null: Node skips them).
+    let status = unsafe {
+        sys::napi_get_typedarray_info(
+            env,
+            arg,
+            &raw mut kind,
+            &raw mut len,
+            &raw mut data,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
+    if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
+        return None;
+    }
+    if len == 0 || data.is_null() {
+        return Some(f(&mut []));
+    }
+    // SAFETY: a `Uint8Array` of `len` bytes starts at `data`. It is an
+    // argument of the running call, so its buffer stays alive and in
+    // place until the call returns, and no JS runs before then (`f` must
+    // not call into JS), so nothing detaches or resizes it; no other Rust
+    // reference to it exists. (As with napi-rs's `&mut [u8]` argument, a
+    // `SharedArrayBuffer` could be written by another thread meanwhile;
+    // the loader passes its own private buffer.)
+    let bytes = unsafe { core::slice::from_raw_parts_mut(data.cast::<u8>(), len) };
+    Some(f(bytes))
+}
+
 /// `x` as a JS number; a null value (`undefined` in JS) if Node cannot
 /// make one.
 #[allow(unsafe_code)]

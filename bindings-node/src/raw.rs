@@ -1,5 +1,5 @@
 //! The hot calls of `RetryPolicy#delay` (`__delayU`, `__delayS`,
-//! `__delayE`), registered with Node-API directly ([`crate::napi_raw`])
+//! `__delayE`) and `RetryPolicy#delays` (`__delaysInPlace`), registered with Node-API directly ([`crate::napi_raw`])
 //! rather than through `#[napi]`: each reads its arguments as numbers,
 //! calls a plain Rust function in `lib.rs` and returns a number, `-1` for
 //! anything invalid (the loader then calls the full `policyDelay`, which
@@ -37,7 +37,16 @@ unsafe extern "C" fn delay_e(env: sys::napi_env, info: sys::napi_callback_info) 
     number(env, crate::delay_e(h, n))
 }
 
-/// Adds the three calls to the module's exports (napi-rs calls this once
+#[allow(unsafe_code)]
+unsafe extern "C" fn delays_in_place(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let d = crate::napi_raw::with_bytes(env, info, crate::delays_in_place);
+    number(env, d.unwrap_or(-1.0))
+}
+
+/// Adds the four calls to the module's exports (napi-rs calls this once
 /// per environment, beside its own `#[napi]` registrations).
 ///
 /// # Errors
@@ -52,6 +61,7 @@ pub fn register(exports: Object<'_>, env: Env) -> Result<()> {
             (c"__delayU", delay_u),
             (c"__delayS", delay_s),
             (c"__delayE", delay_e),
+            (c"__delaysInPlace", delays_in_place),
         ],
     )
 }

@@ -204,6 +204,14 @@ test('the fast exports (plain Node-API callbacks): numbers only, -1 for anything
     for (const args of [[], [h], [h, '1'], [h, 1n], [h, sneaky], [h, 0], [h, 1.5], [h, -1], [h, NaN], [sneaky, 1]]) {
       assert.equal(bin.__delayE(...args), -1, `__delayE(${args.map(String)})`)
     }
+    // The batch: [handle, kind (0: u, 1: seed), u or seed, len, n…] as a
+    // Float64Array's bytes; the delays replace the retry numbers.
+    const buf = Float64Array.of(h, 0, 0.25, 2, 3, 1)
+    assert.equal(bin.__delaysInPlace(new Uint8Array(buf.buffer)), 0)
+    assert.deepEqual([...buf.subarray(4)], [3000, 750])
+    for (const bad of [undefined, buf, [h, 0, 0.25, 1, 3], new Uint8Array(0), new Uint8Array(16), new Uint16Array(buf.buffer)]) {
+      assert.equal(bin.__delaysInPlace(bad), -1, String(bad))
+    }
     assert.equal(coerced, 0, 'a fast export called valueOf')
     // delay(1) from the thread's generator: 1 000 × (0.5 + u), u ∈ [0, 1).
     for (let i = 0; i < 500; i++) {
