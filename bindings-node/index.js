@@ -257,10 +257,15 @@ function nativeRetryPolicy(native) {
         buf[2] = jitterValue
         buf[3] = n
         let numbers = true
-        // Indexing (not .every) so that holes count as non-numbers.
-        for (let i = 0; i < n && numbers; i++) {
+        // Indexing (not .every) so that holes count as non-numbers; each
+        // entry checked before it is stored (storing converts: a symbol
+        // throws, an object's valueOf runs).
+        for (let i = 0; i < n; i++) {
           const x = retryNumbers[i]
-          numbers = typeof x === 'number'
+          if (typeof x !== 'number') {
+            numbers = false
+            break
+          }
           buf[i + 4] = x
         }
         if (numbers && delaysInPlace(bytes) >= 0) {

@@ -299,6 +299,16 @@ export function apiSuite(api, expectedBackend) {
     throwsCoded(() => p.delays(new Uint32Array([0]), { u: 0.5 }), ARG, 'retry_numbers[0]')
     throwsCoded(() => p.delays(5, { u: 0.5 }), ARG, 'retry_numbers')
     throwsCoded(() => p.delays([1], { u: 2 }), ARG, 'u')
+    // Entries are read, never converted: a symbol is a typed error (not
+    // the TypeError of converting it), and no valueOf runs.
+    let converted = 0
+    const sneaky = { valueOf: () => ((converted += 1), 2) }
+    for (const j of [{ u: 0.5 }, { seed: 3 }, undefined]) {
+      throwsCoded(() => p.delays([1, Symbol('n')], j), ARG, 'retry_numbers[1]')
+      throwsCoded(() => p.delays([1, sneaky, 2], j), ARG, 'retry_numbers[1]')
+      throwsCoded(() => p.delays([1n], j), ARG, 'retry_numbers[0]')
+    }
+    assert.equal(converted, 0, 'delays called valueOf on an entry')
   })
 
   test('decide: decisions are plain objects with camelCase keys', () => {
