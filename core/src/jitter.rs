@@ -9,7 +9,7 @@
 //! | [`JitterSource::Uniform`]`(u)` | `k = floor(u · 2^53)`; `u` must be finite and in `[0, 1)` |
 //! | [`JitterSource::Seed`]`(s)` | `k = splitmix64(s, n) >> 11` |
 //! | [`JitterSource::Key`]`(key)` | `k = splitmix64(fnv1a64(utf8(key)), n) >> 11` |
-//! | [`JitterSource::Entropy`] (feature `std`) | 53 bits of a per-thread ChaCha12 generator seeded from the OS ([`crate::entropy`]) |
+//! | [`JitterSource::Entropy`] (feature `std`) | 53 bits of a per-thread ChaCha8 generator seeded from the OS ([`crate::entropy`]) |
 //!
 //! # The algorithms, precisely
 //!
@@ -168,7 +168,7 @@ pub enum JitterSource<'a> {
     Seed(u64),
     /// Stateless deterministic jitter from a key such as the job id.
     Key(&'a str),
-    /// Entropy for every sample: the next word of this thread's ChaCha12
+    /// Entropy for every sample: the next word of this thread's ChaCha8
     /// generator, seeded and reseeded from the OS (see [`crate::entropy`],
     /// and its [`after_fork`](crate::entropy::after_fork) for processes
     /// that fork).
