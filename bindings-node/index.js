@@ -150,6 +150,32 @@ function nativeRetryPolicy(native) {
   // Its bytes, which the addon takes (see `delays_in_place` in src/lib.rs).
   let scratchBytes = new Uint8Array(scratch.buffer)
 
+  // The delays `buf[4 .. 4 + n]` as a new array: an array literal of the
+  // slots, compiled once per length up to LITERAL_MAX (V8 allocates a
+  // literal in one inline step; `new Array(n)` is a runtime call), else a
+  // loop, which is also the route where the host forbids code from strings
+  // (`--disallow-code-generation-from-strings`).
+  const LITERAL_MAX = 64
+  const literals = []
+  let literalsAllowed = true
+  function copyOut(buf, n) {
+    if (n <= LITERAL_MAX && literalsAllowed) {
+      let literal = literals[n]
+      if (literal === undefined) {
+        try {
+          const slots = Array.from({ length: n }, (_, i) => `b[${i + 4}]`).join(',')
+          literal = literals[n] = new Function('b', `return [${slots}]`)
+        } catch {
+          literalsAllowed = false
+        }
+      }
+      if (literal !== undefined) return literal(buf)
+    }
+    const out = new Array(n)
+    for (let i = 0; i < n; i++) out[i] = buf[i + 4]
+    return out
+  }
+
   class RetryPolicy {
     #h
 
@@ -268,11 +294,7 @@ function nativeRetryPolicy(native) {
           }
           buf[i + 4] = x
         }
-        if (numbers && delaysInPlace(bytes) >= 0) {
-          const out = new Array(n)
-          for (let i = 0; i < n; i++) out[i] = buf[i + 4]
-          return out
-        }
+        if (numbers && delaysInPlace(bytes) >= 0) return copyOut(buf, n)
       }
       let ns = retryNumbers
       if (Array.isArray(ns)) {

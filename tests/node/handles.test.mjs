@@ -233,6 +233,33 @@ test('the fast exports (plain Node-API callbacks): numbers only, -1 for anything
   }
 })
 
+test('delays: the copied-out batch equals single calls at every length, with and without code from strings', () => {
+  // Up to 100 days: delays past 2^31 ms (24.8 days) come back as exact
+  // doubles, not small integers.
+  const policy = '{"initial_interval": "PT1000S", "max_interval": "P100D"}'
+  const p = new RetryPolicy(policy)
+  const batches = {}
+  for (let n = 0; n <= 70; n++) {
+    const ns = Array.from({ length: n }, (_, i) => ((i * 7) % 30) + 1)
+    const single = ns.map((k) => p.delay(k, { seed: 7 }))
+    assert.deepEqual(p.delays(ns, { seed: 7 }), single, `length ${n}`)
+    batches[n] = single
+  }
+  assert.ok(batches[70].some((d) => d > 2 ** 31) && batches[70].some((d) => d < 2 ** 31))
+  // The loader's fallback where the host forbids `new Function`.
+  const script = `
+    const { RetryPolicy, backend } = require(${JSON.stringify(join(PKG, 'index.js'))})
+    const p = new RetryPolicy(${JSON.stringify(policy)})
+    const out = {}
+    for (const n of [0, 1, 25, 64, 65, 70]) out[n] = p.delays(Array.from({ length: n }, (_, i) => ((i * 7) % 30) + 1), { seed: 7 })
+    console.log(JSON.stringify({ backend, out }))`
+  const r = spawnSync(process.execPath, ['--disallow-code-generation-from-strings', '-e', script], { encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stderr)
+  const { backend, out } = JSON.parse(r.stdout)
+  assert.equal(backend, 'native')
+  for (const n of [0, 1, 25, 64, 65, 70]) assert.deepEqual(out[n], batches[n], `length ${n} without code from strings`)
+})
+
 test('policy text: the one-pass UTF-8 read agrees with the object form and the wasm build', async () => {
   const wasm = await import(join(ROOT, 'bindings-wasm', 'pkg', 'node.js'))
   const outcome = (make) => {
