@@ -514,78 +514,34 @@ pub(crate) fn delay_s(policy: f64, retry_number: f64, seed: f64) -> f64 {
 // Node-API call. A byte view rather than the `Float64Array` itself: Node's
 // `napi_get_typedarray_info` finds an array's type by testing each type in
 // turn, `Uint8Array` second and `Float64Array` tenth (a fifth of the
-// batch's boundary cost in a profile); the bytes are read and written as
-// native-endian `f64`s, as the `Float64Array` lays them out.
-pub(crate) fn delays_in_place(buf: &mut [u8]) -> f64 {
-    let Some((handle, rest)) = buf.split_at_mut_checked(8) else {
+// batch's boundary cost in a profile); the addon reads the bytes as the
+// `f64`s the `Float64Array` lays out (`napi_raw::with_f64s`).
+pub(crate) fn delays_in_place(buf: &mut [f64]) -> f64 {
+    let Some(([handle, seeded, x, len], slots)) = buf.split_first_chunk_mut::<4>() else {
         return -1.0;
     };
-    let Some(handle) = f64_at(handle) else {
-        return -1.0;
-    };
-    slab::with(handle, |p| delays_into(p, rest)).unwrap_or(-1.0)
-}
-
-/// The `f64` at the start of `bytes` (native-endian, as a `Float64Array`
-/// stores it).
-fn f64_at(bytes: &[u8]) -> Option<f64> {
-    Some(f64::from_ne_bytes(bytes.first_chunk::<8>().copied()?))
-}
-
-fn delays_into(p: &CorePolicy, buf: &mut [u8]) -> f64 {
-    /// Delays converted per chunk: the core fills `f64` slices, and the
-    /// bytes are copied through a stack buffer (no unsafe reinterpretation).
-    const CHUNK: usize = 64;
-    let Some((head, body)) = buf.split_at_mut_checked(3 * 8) else {
-        return -1.0;
-    };
-    let (Some(seeded), Some(x), Some(len)) = (
-        f64_at(head),
-        head.get(8..).and_then(f64_at),
-        head.get(16..).and_then(f64_at),
-    ) else {
-        return -1.0;
-    };
-    let src = if seeded == 0.0 {
-        JitterSource::Uniform(x)
+    let src = if *seeded == 0.0 {
+        JitterSource::Uniform(*x)
     } else {
-        match ojs_retry::args::uint_of_f64(x) {
+        match ojs_retry::args::uint_of_f64(*x) {
             Some(s) => JitterSource::Seed(s),
             None => return -1.0,
         }
     };
-    let len = ojs_retry::args::uint_of_f64(len);
-    let Some(slots) = len
+    let Some(slots) = ojs_retry::args::uint_of_f64(*len)
         .and_then(|n| usize::try_from(n).ok())
-        .and_then(|n| n.checked_mul(8))
-        .and_then(|n| body.get_mut(..n))
+        .and_then(|n| slots.get_mut(..n))
     else {
         return -1.0;
     };
-    // The source's work once for the batch; the core's loop per chunk.
-    let Ok(delays) = p.delays_with(src) else {
-        return -1.0;
-    };
-    let mut tmp = [0.0_f64; CHUNK];
-    for chunk in slots.chunks_mut(CHUNK * 8) {
-        let Some(t) = tmp.get_mut(..chunk.len() / 8) else {
-            return -1.0;
-        };
-        for (x, b) in t.iter_mut().zip(chunk.chunks_exact(8)) {
-            *x = f64_at(b).unwrap_or(f64::NAN);
+    slab::with(*handle, |p| {
+        // The source's work once for the batch, then the core's loop.
+        match p.delays_with(src).and_then(|d| d.fill(slots)) {
+            Ok(()) => 0.0,
+            Err(_) => -1.0,
         }
-        if delays.fill(t).is_err() {
-            return -1.0;
-        }
-        for (x, b) in t.iter().zip(chunk.chunks_exact_mut(8)) {
-            // Through a fixed-size array: `copy_from_slice` on the
-            // chunk's run-time length is a `memmove` call per delay.
-            if let Some(b) = b.first_chunk_mut::<8>() {
-                *b = x.to_ne_bytes();
-            }
-        }
-    }
-    0.0
+    })
+    .unwrap_or(-1.0)
 }
 
 /// The delay of retry `n` (a JS number), or `-1` for any invalid input.

@@ -51,14 +51,14 @@ pub fn numbers<const N: usize>(env: sys::napi_env, info: sys::napi_callback_info
     out
 }
 
-/// Runs `f` on the bytes of the call's first argument when it is a
-/// `Uint8Array` (`None` otherwise, without calling `f`). `f` must not call
-/// into JS.
+/// Runs `f` on the call's first argument, a `Uint8Array` over whole,
+/// aligned `f64`s (the bytes of a `Float64Array`), as those `f64`s; `None`
+/// for anything else, without calling `f`. `f` must not call into JS.
 #[allow(unsafe_code)]
-pub fn with_bytes<T>(
+pub fn with_f64s<T>(
     env: sys::napi_env,
     info: sys::napi_callback_info,
-    f: impl FnOnce(&mut [u8]) -> T,
+    f: impl FnOnce(&mut [f64]) -> T,
 ) -> Option<T> {
     let mut argc = 1;
     let mut arg = ptr::null_mut();
@@ -93,21 +93,28 @@ pub fn with_bytes<T>(
             ptr::null_mut(),
         )
     };
-    if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
+    let data = data.cast::<f64>();
+    if status != sys::Status::napi_ok
+        || kind != sys::TypedarrayType::uint8_array
+        || len % size_of::<f64>() != 0
+        || !data.is_aligned()
+    {
         return None;
     }
-    if len == 0 || data.is_null() {
+    if len == 0 {
         return Some(f(&mut []));
     }
-    // SAFETY: a `Uint8Array` of `len` bytes starts at `data`. It is an
-    // argument of the running call, so its buffer stays alive and in
-    // place until the call returns, and no JS runs before then (`f` must
-    // not call into JS), so nothing detaches or resizes it; no other Rust
+    // SAFETY: a `Uint8Array` of `len` bytes starts at `data`, which is
+    // non-null (a non-empty array), aligned for `f64` and holds `len / 8`
+    // of them, each a valid `f64` (every bit pattern is). It is an
+    // argument of the running call, so its buffer stays alive and in place
+    // until the call returns, and no JS runs before then (`f` must not
+    // call into JS), so nothing detaches or resizes it; no other Rust
     // reference to it exists. (As with napi-rs's `&mut [u8]` argument, a
     // `SharedArrayBuffer` could be written by another thread meanwhile;
     // the loader passes its own private buffer.)
-    let bytes = unsafe { core::slice::from_raw_parts_mut(data.cast::<u8>(), len) };
-    Some(f(bytes))
+    let f64s = unsafe { core::slice::from_raw_parts_mut(data, len / size_of::<f64>()) };
+    Some(f(f64s))
 }
 
 /// `x` as a JS number; a null value (`undefined` in JS) if Node cannot

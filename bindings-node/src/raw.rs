@@ -42,7 +42,7 @@ unsafe extern "C" fn delays_in_place(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
-    let d = crate::napi_raw::with_bytes(env, info, crate::delays_in_place);
+    let d = crate::napi_raw::with_f64s(env, info, crate::delays_in_place);
     number(env, d.unwrap_or(-1.0))
 }
 

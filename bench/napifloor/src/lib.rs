@@ -66,7 +66,7 @@ impl Floor {
 }
 
 // The addon's own file: the floor reads its arguments and answers exactly
-// as the addon's fast calls do. (It has no batch call: `with_bytes` goes
+// as the addon's fast calls do. (It has no batch call: `with_f64s` goes
 // unused here.)
 #[allow(dead_code)]
 #[path = "../../../bindings-node/src/napi_raw.rs"]
