@@ -209,7 +209,13 @@ test('the fast exports (plain Node-API callbacks): numbers only, -1 for anything
     const buf = Float64Array.of(h, 0, 0.25, 2, 3, 1)
     assert.equal(bin.__delaysInPlace(new Uint8Array(buf.buffer)), 0)
     assert.deepEqual([...buf.subarray(4)], [3000, 750])
-    for (const bad of [undefined, buf, [h, 0, 0.25, 1, 3], new Uint8Array(0), new Uint8Array(16), new Uint16Array(buf.buffer)]) {
+    // A valid batch's 48 bytes, but at byte 12 of their buffer: not f64s.
+    const misaligned = new Uint8Array(new ArrayBuffer(64), 12, 48)
+    misaligned.set(new Uint8Array(Float64Array.of(h, 0, 0.25, 2, 3, 1).buffer))
+    for (const bad of [
+      undefined, buf, [h, 0, 0.25, 1, 3], new Uint8Array(0), new Uint8Array(16), new Uint16Array(buf.buffer),
+      new Uint8Array(buf.buffer, 0, 44), misaligned,
+    ]) {
       assert.equal(bin.__delaysInPlace(bad), -1, String(bad))
     }
     assert.equal(coerced, 0, 'a fast export called valueOf')
