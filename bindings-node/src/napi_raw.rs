@@ -15,14 +15,15 @@ use napi::{Error, Result, Status};
 /// A Node-API function callback.
 pub type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
 
-/// The call's first `N` arguments as numbers: `NaN` for any argument that
-/// is not a number or is missing (Node-API then gives `undefined`). No
-/// coercion: `valueOf` is never called.
+/// The call's first `N` arguments (`undefined` for missing ones, as
+/// Node-API fills them); `None` if Node cannot give them.
 #[allow(unsafe_code)]
-pub fn numbers<const N: usize>(env: sys::napi_env, info: sys::napi_callback_info) -> [f64; N] {
+fn args<const N: usize>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> Option<[sys::napi_value; N]> {
     let mut argc = N;
     let mut argv = [ptr::null_mut(); N];
-    let mut out = [f64::NAN; N];
     // SAFETY: Node calls the callback with a valid `env` and `info` for
     // the duration of the call. `argv` has room for `argc` values, the
     // most Node writes (it fills missing arguments with `undefined`).
@@ -36,9 +37,18 @@ pub fn numbers<const N: usize>(env: sys::napi_env, info: sys::napi_callback_info
             ptr::null_mut(),
         )
     };
-    if status != sys::Status::napi_ok {
+    (status == sys::Status::napi_ok).then_some(argv)
+}
+
+/// The call's first `N` arguments as numbers: `NaN` for any argument that
+/// is not a number or is missing (Node-API then gives `undefined`). No
+/// coercion: `valueOf` is never called.
+#[allow(unsafe_code)]
+pub fn numbers<const N: usize>(env: sys::napi_env, info: sys::napi_callback_info) -> [f64; N] {
+    let mut out = [f64::NAN; N];
+    let Some(argv) = args::<N>(env, info) else {
         return out;
-    }
+    };
     for (x, v) in out.iter_mut().zip(argv) {
         let mut read = f64::NAN;
         // SAFETY: `v` is one of this call's arguments; on a non-number
@@ -60,22 +70,7 @@ pub fn with_f64s<T>(
     info: sys::napi_callback_info,
     f: impl FnOnce(&mut [f64]) -> T,
 ) -> Option<T> {
-    let mut argc = 1;
-    let mut arg = ptr::null_mut();
-    // SAFETY: as in `numbers`, with room for one value.
-    let status = unsafe {
-        sys::napi_get_cb_info(
-            env,
-            info,
-            &raw mut argc,
-            &raw mut arg,
-            ptr::null_mut(),
-            ptr::null_mut(),
-        )
-    };
-    if status != sys::Status::napi_ok {
-        return None;
-    }
+    let [arg] = args::<1>(env, info)?;
     let mut kind = sys::TypedarrayType::int8_array;
     let mut len = 0;
     let mut data = ptr::null_mut();
