@@ -389,22 +389,31 @@ pub fn jitter(v: Option<Unknown<'_>>) -> Res<Option<Jitter>> {
         return Err(arg("jitter", format!("{expected}, found {}", type_name(t))));
     }
     let obj = v.coerce_to_object()?;
-    let u: Option<Unknown<'_>> = present(obj.get_named_property("u")?)?;
-    let seed: Option<Unknown<'_>> = present(obj.get_named_property("seed")?)?;
-    let key: Option<Unknown<'_>> = present(obj.get_named_property("key")?)?;
-    match (u, seed, key) {
+    jitter_fields(
+        obj.get_named_property("u")?,
+        obj.get_named_property("seed")?,
+        obj.get_named_property("key")?,
+    )
+    .map(Some)
+}
+
+/// A jitter object's source from the values of its fields `u`, `seed` and
+/// `key` (`undefined` for an absent one).
+pub fn jitter_fields(u: Unknown<'_>, seed: Unknown<'_>, key: Unknown<'_>) -> Res<Jitter> {
+    let expected = "expected one of { u: number }, { seed: number | bigint }, { key: string }";
+    match (present(u)?, present(seed)?, present(key)?) {
         (Some(u), None, None) => {
             let t = u.get_type()?;
             // The core checks the range [0, 1) (NaN included).
-            Ok(Some(Jitter::Uniform(number(
+            Ok(Jitter::Uniform(number(
                 u,
                 t,
                 "u",
                 "expected a number in [0, 1)",
-            )?)))
+            )?))
         }
-        (None, Some(s), None) => Ok(Some(Jitter::Seed(seed_value(s)?))),
-        (None, None, Some(k)) => Ok(Some(Jitter::Key(string(k, "key")?))),
+        (None, Some(s), None) => Ok(Jitter::Seed(seed_value(s)?)),
+        (None, None, Some(k)) => Ok(Jitter::Key(string(k, "key")?)),
         (None, None, None) => Err(arg(
             "jitter",
             format!("{expected}, found an object with none of u, seed, key"),

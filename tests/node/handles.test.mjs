@@ -266,6 +266,34 @@ test('delays: the copied-out batch equals single calls at every length, with and
   for (const n of [0, 1, 25, 64, 65, 70]) assert.deepEqual(out[n], batches[n], `length ${n} without code from strings`)
 })
 
+test('decide: the loader reads each field of the failure, the options and the jitter once, and answers as before', () => {
+  const reads = {}
+  const counted = (o, prefix) => {
+    const r = {}
+    for (const [k, v] of Object.entries(o)) {
+      Object.defineProperty(r, k, { enumerable: true, get: () => ((reads[prefix + k] = (reads[prefix + k] ?? 0) + 1), v) })
+    }
+    return r
+  }
+  const p = new RetryPolicy({ non_retryable_errors: ['auth.*'] })
+  const failure = counted({ attempt: 2, type: 'net.reset', code: undefined, timedOut: false }, 'failure.')
+  const options = counted({ now: 5, jitter: counted({ u: 0.25 }, 'jitter.') }, 'options.')
+  // Attempt 2 failed: retry 2 of the defaults, 1 s × 2^(2 − 1) × (0.5 +
+  // 0.25) = 1 500 ms, at now + 1 500.
+  assert.deepEqual(p.decide(failure, options), {
+    action: 'retry', reason: 'retryable', handlerCode: null, matchedPattern: null,
+    attempt: 2, timedOut: false, retryNumber: 2, delayMs: 1500, nextRetryAt: 1505,
+  })
+  assert.deepEqual(reads, {
+    'failure.attempt': 1, 'failure.type': 1, 'failure.code': 1, 'failure.timedOut': 1,
+    'options.now': 1, 'options.jitter': 1, 'jitter.u': 1,
+  })
+  // The key order of the object (what JSON.stringify writes).
+  assert.deepEqual(Object.keys(p.decide({ attempt: 1, type: 'auth.denied' }, { now: 0 })), [
+    'action', 'reason', 'handlerCode', 'matchedPattern', 'attempt', 'timedOut', 'retryNumber', 'delayMs', 'nextRetryAt',
+  ])
+})
+
 test('policy text: the one-pass UTF-8 read agrees with the object form and the wasm build', async () => {
   const wasm = await import(join(ROOT, 'bindings-wasm', 'pkg', 'node.js'))
   const outcome = (make) => {
