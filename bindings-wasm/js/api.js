@@ -571,8 +571,9 @@ function layer(v) {
 /** `{historyLimit?}`: the bound, or -1 when not given. */
 function historyLimit(v) {
   const o = options(v, "options", ["historyLimit"]);
-  if (o === null || !given(o.historyLimit)) return -1;
-  const n = uint(o.historyLimit, "history_limit");
+  const limit = o === null ? undefined : o.historyLimit;
+  if (!given(limit)) return -1;
+  const n = uint(limit, "history_limit");
   if (n > 0xffffffff) throw argError("history_limit", `expected at most 4294967295 in wasm32, found ${n}`);
   return n;
 }
@@ -957,17 +958,21 @@ method(RetryPolicy, "schedule", function schedule(count, jitter_) {
 function failure(v, nums, texts) {
   const o = options(v, "failure", ["attempt", "type", "code", "timedOut"]);
   if (o === null) throw argError("failure", "expected a failure object {attempt, type?, code?, timedOut?}");
+  // Each field read once (a getter runs once), in the native addon's order.
   const attempt = uint(o.attempt, "attempt");
   let flags = 0;
-  if (given(o.type)) {
-    texts.push(string(o.type, "type"));
+  const type = o.type;
+  if (given(type)) {
+    texts.push(string(type, "type"));
     flags |= 1;
   }
-  if (given(o.code)) {
-    texts.push(handlerCode(o.code));
+  const code = o.code;
+  if (given(code)) {
+    texts.push(handlerCode(code));
     flags |= 2;
   }
-  const timedOut = given(o.timedOut) ? boolean(o.timedOut, "timed_out") : false;
+  const timedOutField = o.timedOut;
+  const timedOut = given(timedOutField) ? boolean(timedOutField, "timed_out") : false;
   nums.push(attempt, timedOut ? 1 : 0);
   return flags;
 }
@@ -1035,12 +1040,14 @@ class RetryState {
     if (o === null) throw argError("error", "expected an error object {type, message, code?, details?}");
     const texts = [string(o.type, "type"), string(o.message, "message")];
     let flags = 0;
-    if (given(o.code)) {
-      texts.push(handlerCode(o.code));
+    const code = o.code;
+    if (given(code)) {
+      texts.push(handlerCode(code));
       flags |= 1;
     }
-    if (o.details !== undefined) {
-      texts.push(jsonText(o.details, "details", ARGUMENT));
+    const details = o.details;
+    if (details !== undefined) {
+      texts.push(jsonText(details, "details", ARGUMENT));
       flags |= 2;
     }
     const nums = [p];

@@ -311,6 +311,28 @@ export function apiSuite(api, expectedBackend) {
     assert.equal(converted, 0, 'delays called valueOf on an entry')
   })
 
+  test('decide and recordFailure read each field of their arguments once', () => {
+    const reads = {}
+    const counted = (o, prefix) => {
+      const r = {}
+      for (const [k, v] of Object.entries(o)) {
+        Object.defineProperty(r, k, { enumerable: true, get: () => ((reads[prefix + k] = (reads[prefix + k] ?? 0) + 1), v) })
+      }
+      return r
+    }
+    const p = new RetryPolicy()
+    const options = () => counted({ now: 5, jitter: counted({ seed: 3 }, 'jitter.') }, 'options.')
+    p.decide(counted({ attempt: 2, type: 'net.reset', code: 'RETRY', timedOut: false }, 'failure.'), options())
+    const s = new RetryState(counted({ historyLimit: 12 }, 'state.'))
+    s.recordFailure(p, counted({ type: 'net.reset', message: 'm', code: 'RETRY', details: { a: 1 } }, 'error.'), options())
+    assert.deepEqual(reads, {
+      'failure.attempt': 1, 'failure.type': 1, 'failure.code': 1, 'failure.timedOut': 1,
+      'options.now': 2, 'options.jitter': 2, 'jitter.seed': 2,
+      'state.historyLimit': 1,
+      'error.type': 1, 'error.message': 1, 'error.code': 1, 'error.details': 1,
+    })
+  })
+
   test('decide: decisions are plain objects with camelCase keys', () => {
     const p = new RetryPolicy({ non_retryable_errors: ['auth.*'], on_exhaustion: 'dead_letter' })
     const d = p.decide({ attempt: 1, type: 'auth.forbidden' }, { now: 0, jitter: { u: 0.5 } })
