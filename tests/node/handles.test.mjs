@@ -14,7 +14,7 @@ import { dirname, join, resolve } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
-import { throwsCoded } from './lib/api-suite.mjs'
+import { readCounter, throwsCoded } from './lib/api-suite.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const ROOT = resolve(HERE, '..', '..')
@@ -267,14 +267,7 @@ test('delays: the copied-out batch equals single calls at every length, with and
 })
 
 test('decide: the loader reads each field of the failure, the options and the jitter once, and answers as before', () => {
-  const reads = {}
-  const counted = (o, prefix) => {
-    const r = {}
-    for (const [k, v] of Object.entries(o)) {
-      Object.defineProperty(r, k, { enumerable: true, get: () => ((reads[prefix + k] = (reads[prefix + k] ?? 0) + 1), v) })
-    }
-    return r
-  }
+  const { reads, counted } = readCounter()
   const p = new RetryPolicy({ non_retryable_errors: ['auth.*'] })
   const failure = counted({ attempt: 2, type: 'net.reset', code: undefined, timedOut: false }, 'failure.')
   const options = counted({ now: 5, jitter: counted({ u: 0.25 }, 'jitter.') }, 'options.')

@@ -33,6 +33,22 @@ export function throwsCoded(fn, code, field) {
 
 const ARG = 'validation.invalid_argument'
 
+/**
+ * Read counting: `counted(o, prefix)` is a copy of `o` whose properties are
+ * getters that count each read into `reads` under `prefix + name`.
+ */
+export function readCounter() {
+  const reads = {}
+  const counted = (o, prefix) => {
+    const r = {}
+    for (const [k, v] of Object.entries(o)) {
+      Object.defineProperty(r, k, { enumerable: true, get: () => ((reads[prefix + k] = (reads[prefix + k] ?? 0) + 1), v) })
+    }
+    return r
+  }
+  return { reads, counted }
+}
+
 export function apiSuite(api, expectedBackend) {
   const { RetryPolicy, RetryState, Reservation } = api
 
@@ -312,14 +328,7 @@ export function apiSuite(api, expectedBackend) {
   })
 
   test('decide and recordFailure read each field of their arguments once', () => {
-    const reads = {}
-    const counted = (o, prefix) => {
-      const r = {}
-      for (const [k, v] of Object.entries(o)) {
-        Object.defineProperty(r, k, { enumerable: true, get: () => ((reads[prefix + k] = (reads[prefix + k] ?? 0) + 1), v) })
-      }
-      return r
-    }
+    const { reads, counted } = readCounter()
     const p = new RetryPolicy()
     const options = () => counted({ now: 5, jitter: counted({ seed: 3 }, 'jitter.') }, 'options.')
     p.decide(counted({ attempt: 2, type: 'net.reset', code: 'RETRY', timedOut: false }, 'failure.'), options())
