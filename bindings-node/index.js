@@ -347,7 +347,8 @@ function nativeRetryPolicy(native) {
           (typeof options === 'object' && options !== null && !Array.isArray(options)))
       if (!objects) return decisionOf(policyDecide(h, failure, options))
       const { attempt, type, code, timedOut } = failure
-      const { now, jitter } = options ?? {}
+      let now, jitter
+      if (options !== undefined) ({ now, jitter } = options)
       let u, seed, key
       if (typeof jitter === 'object' && jitter !== null && !Array.isArray(jitter)) ({ u, seed, key } = jitter)
       return decisionOf(decideFields(h, attempt, type, code, timedOut, now, jitter, u, seed, key))
