@@ -17,7 +17,7 @@
 //! `crypto.getRandomValues`, both taken in `api.js`.
 
 // Without threads (the build that ships), no `std`: the module's
-// allocator is talc (below), panics abort (the profile is `panic =
+// allocator is its own (`heap`, below), panics abort (the profile is `panic =
 // "abort"`; none can come from the caller's input), and the statics live
 // in `lock::RwLock`. std's panic machinery and its locks cost ~2 KB.
 #![cfg_attr(
@@ -27,20 +27,16 @@
 
 extern crate alloc;
 
-mod lock;
 #[cfg(any(test, all(not(target_feature = "atomics"), target_family = "wasm")))]
-mod recycle;
+mod heap;
+mod lock;
 mod registry;
 
-// Talc instead of Rust's default dlmalloc: 6.8 KB less wasm after wasm-opt
-// (2.7 KB gzipped), parse and batch speed within a few percent of dlmalloc's
-// in the same harness. Single-threaded wasm only, which is what this module
-// is built for. Small blocks go through free lists in front of it
-// (`recycle`): a policy's few allocations then cost far less.
+// Not Rust's default dlmalloc, nor talc: `heap`'s size classes are
+// smaller (see there), and as fast for the module's few, small blocks.
 #[cfg(all(not(target_feature = "atomics"), target_family = "wasm"))]
 #[global_allocator]
-static ALLOCATOR: recycle::Recycling<talc::wasm::WasmDynamicTalc> =
-    recycle::Recycling::new(talc::wasm::new_wasm_dynamic_allocator());
+static ALLOCATOR: heap::Heap<heap::Wasm> = heap::Heap::new(heap::Wasm);
 
 use alloc::string::String;
 use alloc::sync::Arc;

@@ -225,7 +225,8 @@ pub(crate) fn show_f64(x: f64) -> String {
     if x.is_infinite() {
         return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
     }
-    let text = String::from(zmij::Buffer::new().format_finite(x));
+    let mut text = String::new();
+    crate::json::shortest::push(&mut text, x);
     match text.strip_suffix(".0") {
         Some(integral) => integral.into(),
         None => text,

@@ -19,8 +19,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
+mod big;
 mod float;
 pub(crate) mod read;
+pub(crate) mod shortest;
 pub(crate) mod write;
 
 pub(crate) use read::parse;
@@ -350,14 +352,18 @@ impl Number {
 }
 
 /// As `serde_json` writes numbers: integers in decimal, doubles in their
-/// shortest round-trip form (`zmij`, the formatter `serde_json` uses:
+/// shortest round-trip form (as `zmij`, the formatter `serde_json` uses:
 /// `2.0`, `0.1`, `1e300`, `-0.0`).
 impl fmt::Display for Number {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
             N::PosInt(u) => fmt::Display::fmt(&u, f),
             N::NegInt(i) => fmt::Display::fmt(&i, f),
-            N::Float(x) => f.write_str(zmij::Buffer::new().format_finite(x)),
+            N::Float(x) => {
+                let mut out = String::new();
+                shortest::push(&mut out, x);
+                f.write_str(&out)
+            }
         }
     }
 }
@@ -368,7 +374,7 @@ impl crate::text::Piece for Number {
         match self.0 {
             N::PosInt(u) => u.push_to(out),
             N::NegInt(i) => i.push_to(out),
-            N::Float(x) => out.push_str(zmij::Buffer::new().format_finite(x)),
+            N::Float(x) => shortest::push(out, x),
         }
     }
 }

@@ -79,11 +79,11 @@ impl Writer {
         crate::text::Piece::push_to(&n, &mut self.out);
     }
 
-    /// A double as serde_json writes one: shortest round trip (`zmij`),
+    /// A double as serde_json writes one: shortest round trip ([`super::shortest`]),
     /// and `null` for NaN and the infinities.
     pub(crate) fn f64(&mut self, x: f64) {
         if x.is_finite() {
-            self.out.push_str(zmij::Buffer::new().format_finite(x));
+            super::shortest::push(&mut self.out, x);
         } else {
             self.null();
         }
