@@ -97,18 +97,14 @@ impl Sample {
     /// assert!(Sample::from_unit(1.0).is_err());
     /// assert!(Sample::from_unit(f64::NAN).is_err());
     /// ```
-    // Always inlined at the wasm build's opt-level z, which would keep it a call.
-    #[cfg_attr(target_family = "wasm", inline(always))]
-    #[cfg_attr(not(target_family = "wasm"), inline)]
+    #[inline]
     pub fn from_unit(u: f64) -> Result<Self, Error> {
         Self::unit(u).ok_or_else(|| bad_unit(u))
     }
 
     /// [`Sample::from_unit`] without the error, for the fast paths that
     /// fall back to the full one (which reports it) on `None`.
-    // Always inlined at the wasm build's opt-level z, which would keep it a call.
-    #[cfg_attr(target_family = "wasm", inline(always))]
-    #[cfg_attr(not(target_family = "wasm"), inline)]
+    #[inline]
     pub(crate) fn unit(u: f64) -> Option<Self> {
         // `!(..)` so that NaN fails too.
         if !(0.0..1.0).contains(&u) {
@@ -190,9 +186,7 @@ impl JitterSource<'_> {
     /// let s = JitterSource::Seed(1234567).sample(1).unwrap();
     /// assert_eq!(s.bits(), 6457827717110365317 >> 11);
     /// ```
-    // Always inlined at the wasm build's opt-level z, which would keep it a call.
-    #[cfg_attr(target_family = "wasm", inline(always))]
-    #[cfg_attr(not(target_family = "wasm"), inline)]
+    #[inline]
     pub fn sample(&self, retry_number: u64) -> Result<Sample, Error> {
         match *self {
             Self::Uniform(u) => Sample::from_unit(u),

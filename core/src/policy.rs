@@ -873,10 +873,7 @@ impl RetryPolicy {
     /// assert_eq!(p.delay_ok(0, u), None);
     /// assert_eq!(p.delay_ok(3, JitterSource::Uniform(1.0)), None);
     /// ```
-    // Always inlined in the wasm build, so that the fast export is one
-    // straight-line function; natively the same as `delay`'s inlining.
-    #[cfg_attr(target_family = "wasm", inline(always))]
-    #[cfg_attr(not(target_family = "wasm"), inline)]
+    #[inline]
     #[must_use]
     pub fn delay_ok(&self, retry_number: u64, jitter: JitterSource<'_>) -> Option<u64> {
         let n = retry_number;
@@ -1008,9 +1005,7 @@ impl RetryPolicy {
 
     /// The delay of retry `n` (already checked), from the preset's formula
     /// when there is one.
-    // Always inlined at the wasm build's opt-level z, which would keep it a call.
-    #[cfg_attr(target_family = "wasm", inline(always))]
-    #[cfg_attr(not(target_family = "wasm"), inline)]
+    #[inline]
     pub(crate) fn delay_for(&self, n: u64, jitter: &JitterSource<'_>) -> Result<u64, Error> {
         if let Some(p) = &self.preset {
             return p.delay(n, jitter);
@@ -1071,9 +1066,7 @@ impl RetryPolicy {
     }
 
     /// The sample for retry `n`, drawing only when jitter is on.
-    // Always inlined at the wasm build's opt-level z, which would keep it a call.
-    #[cfg_attr(target_family = "wasm", inline(always))]
-    #[cfg_attr(not(target_family = "wasm"), inline)]
+    #[inline]
     pub(crate) fn sample(&self, n: u64, jitter: &JitterSource<'_>) -> Result<Sample, Error> {
         if self.backoff.uses_sample() {
             jitter.sample(n)
@@ -1230,9 +1223,7 @@ fn from_cold(d: u64) -> Option<u64> {
     (d != COLD_NONE).then_some(d)
 }
 
-// Always inlined at the wasm build's opt-level z, which would keep it a call.
-#[cfg_attr(target_family = "wasm", inline(always))]
-#[cfg_attr(not(target_family = "wasm"), inline)]
+#[inline]
 pub(crate) fn check_retry_number(n: u64) -> Result<(), Error> {
     if n == 0 || n > MAX_MS {
         return Err(bad_retry_number(n));

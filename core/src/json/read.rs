@@ -205,9 +205,16 @@ impl<'a> Reader<'a> {
         }
         if !float
             && let Some(n) = self
-                .text
+                .bytes
                 .get(int_start..int_end)
-                .and_then(|d| d.parse::<u64>().ok())
+                // Digits only (the grammar above): not `str::parse`, whose
+                // sign and error handling the wasm module would carry.
+                .and_then(|d| {
+                    d.iter().try_fold(0_u64, |n, &c| {
+                        n.checked_mul(10)?
+                            .checked_add(u64::from(c.wrapping_sub(b'0')))
+                    })
+                })
         {
             return Ok(Number(if !negative {
                 N::PosInt(n)
