@@ -1255,7 +1255,9 @@ fn field_rank(field: &str) -> usize {
     if field.is_empty() {
         return 0;
     }
-    let name = field.split('[').next().unwrap_or(field);
+    // A byte loop, not `split('[')`: its searcher is 0.4 KB of wasm.
+    let cut = field.bytes().position(|b| b == b'[');
+    let name = cut.and_then(|i| field.get(..i)).unwrap_or(field);
     FIELDS
         .iter()
         .position(|f| *f == name)

@@ -106,7 +106,8 @@ pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
             c.is_ascii_digit().then(|| acc * 10 + u64::from(c - b'0'))
         })
     };
-    let sep = |at: usize, allowed: &[u8]| b.get(at).is_some_and(|c| allowed.contains(c));
+    // `any`, not `contains`: a byte slice's is a `memchr` (0.4 KB of wasm).
+    let sep = |at: usize, allowed: &[u8]| b.get(at).is_some_and(|c| allowed.iter().any(|a| a == c));
     let (Some(year), Some(month), Some(day), Some(hour), Some(minute), Some(second)) = (
         num(0, 4),
         num(5, 2),
