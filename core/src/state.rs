@@ -130,7 +130,7 @@ impl History {
     fn trim(&mut self) {
         let hidden = self.records.len().saturating_sub(self.limit);
         if hidden > 0 {
-            // Not `drain`: its machinery is ~0.3 KB of wasm.
+            // Not `drain`: its machinery is ~0.6 KB of wasm.
             self.records = self.records.split_off(hidden);
         }
     }
