@@ -98,13 +98,19 @@ impl<P: Pages> Heap<P> {
             let Some(start) = self.pages.grow(n) else {
                 return ptr::null_mut();
             };
+            // The end of wasm32's largest memory (4 GiB) is 2^32, which a
+            // 32-bit address cannot hold: those last pages are refused.
+            let Some(new_end) = n.checked_mul(PAGE).and_then(|b| start.checked_add(b)) else {
+                return ptr::null_mut();
+            };
             // Grown memory follows the old end, unless something else grew
             // it in between: then the rest of the old pages is left unused.
             if start != end {
                 at = start;
             }
-            self.end.store(start.wrapping_add(n * PAGE), Relaxed);
+            self.end.store(new_end, Relaxed);
         }
+        // `at + size` is within `end` now, which did not overflow.
         self.next.store(at.wrapping_add(size), Relaxed);
         at as *mut u8
     }
@@ -299,6 +305,22 @@ mod tests {
         assert_eq!(unsafe { h.alloc(big) }, p);
         assert!(unsafe { h.alloc(Layout::from_size_align(8, 8).unwrap()) }.is_null());
         assert!(unsafe { h.alloc(Layout::from_size_align(8, 32).unwrap()) }.is_null());
+    }
+
+    /// Pages at the very top of the address space (as wasm32's 4 GiB
+    /// memory ends at 2^32): the block that would end past the last
+    /// address is refused, never wrapped around to address 0.
+    #[test]
+    fn memory_ending_at_the_top_of_the_address_space_is_refused() {
+        struct Top;
+        impl Pages for Top {
+            fn grow(&self, n: usize) -> Option<usize> {
+                Some(0_usize.wrapping_sub(n * PAGE))
+            }
+        }
+        let h = Heap::new(Top);
+        assert!(unsafe { h.alloc(Layout::from_size_align(16, 8).unwrap()) }.is_null());
+        assert_eq!(h.next.load(Relaxed), 0);
     }
 
     #[test]
