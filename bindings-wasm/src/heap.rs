@@ -157,7 +157,7 @@ unsafe impl<P: Pages> GlobalAlloc for Heap<P> {
         let Ok(new_layout) = Layout::from_size_align(new_size, layout.align()) else {
             return ptr::null_mut();
         };
-        if class(layout) == class(new_layout) {
+        if class(layout).is_some() && class(layout) == class(new_layout) {
             // Still fits its block.
             return block;
         }
@@ -300,7 +300,8 @@ mod tests {
         let p = unsafe { h.alloc(big) };
         assert!(!p.is_null());
         assert!(unsafe { h.alloc(big) }.is_null());
-        // Smaller blocks are still served from the lists.
+        // Freed blocks are still served from the lists; fresh memory,
+        // and alignments above 16, are refused.
         unsafe { h.dealloc(p, big) };
         assert_eq!(unsafe { h.alloc(big) }, p);
         assert!(unsafe { h.alloc(Layout::from_size_align(8, 8).unwrap()) }.is_null());
