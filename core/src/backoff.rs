@@ -202,9 +202,6 @@ impl CappedDelays {
     }
 
     /// The tabled capped delay of retry `n`, if there is one.
-    // Always inlined at the wasm build's opt-level z, which would keep it a call.
-    #[cfg_attr(target_family = "wasm", inline(always))]
-    #[cfg_attr(not(target_family = "wasm"), inline)]
     fn get(&self, n: u64) -> Option<u64> {
         // n = 0 wraps to u64::MAX: not in the table.
         let i = n.wrapping_sub(1);
@@ -232,7 +229,7 @@ impl CappedDelays {
 }
 
 /// One row of a schedule: every intermediate value for one retry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct ScheduleRow {
     /// The retry number `n` (1-based).
     pub retry_number: u64,
@@ -254,6 +251,18 @@ pub struct ScheduleRow {
 }
 
 impl ScheduleRow {
+    /// The row as an object for a host, keys in `case` (`retryNumber`,
+    /// `rawMs` … in [`Case::Camel`](crate::Case::Camel)).
+    ///
+    /// ```
+    /// let rows = ojs_retry::RetryPolicy::default().schedule(1, None).unwrap();
+    /// assert!(rows[0].to_value(ojs_retry::Case::Camel).get("cappedMs").is_some());
+    /// ```
+    #[must_use]
+    pub fn to_value(&self, case: crate::options::Case) -> crate::value::Value {
+        crate::value::to_cased_value(self, case)
+    }
+
     /// Adds this row's delay (drawn, else capped) to the running `total`,
     /// saturating at 2^53 − 1, and records it as `cumulative_ms`.
     pub(crate) fn accumulate(&mut self, total: &mut u64) {
@@ -293,9 +302,6 @@ pub(crate) fn to_ms(raw: f64, rounding: Rounding) -> u64 {
 /// represents exactly and `libm::pow` returns exactly it (its error is below
 /// one ulp and no other `f64` is that close); `int_pow_matches_libm` checks
 /// every pair of the domain against `libm::pow`.
-// Always inlined at the wasm build's opt-level z, which would keep it a call.
-#[cfg_attr(target_family = "wasm", inline(always))]
-#[cfg_attr(not(target_family = "wasm"), inline)]
 fn int_pow(b: f64, e: f64) -> Option<u64> {
     // Comparisons written out (not `RangeInclusive::contains`, and below no
     // `checked_pow`): at the wasm build's `opt-level = "z"` those stay calls,
@@ -330,9 +336,6 @@ fn int_pow(b: f64, e: f64) -> Option<u64> {
 /// `a · b`, `None` on overflow. On 32-bit targets (wasm32) `checked_mul`
 /// is a 128-bit library call, so the operands' bit lengths decide first
 /// whether it can overflow at all.
-// Always inlined at the wasm build's opt-level z, which would keep it a call.
-#[cfg_attr(target_family = "wasm", inline(always))]
-#[cfg_attr(not(target_family = "wasm"), inline)]
 fn mul(a: u64, b: u64) -> Option<u64> {
     #[cfg(not(target_pointer_width = "64"))]
     if a.leading_zeros().saturating_add(b.leading_zeros()) >= 64 {
@@ -350,9 +353,6 @@ fn mul(a: u64, b: u64) -> Option<u64> {
 /// `delay` in the profile in bench/RESULTS.md), so it is written there with
 /// four 32 × 32-bit products, each one native `i64` operation.
 /// `scale_matches_u128` checks the 32-bit route against the `u128` product.
-// Always inlined at the wasm build's opt-level z, which would keep it a call.
-#[cfg_attr(target_family = "wasm", inline(always))]
-#[cfg_attr(not(target_family = "wasm"), inline)]
 fn scale(d: u64, k: u64) -> u64 {
     #[cfg(target_pointer_width = "64")]
     {
@@ -367,9 +367,6 @@ fn scale(d: u64, k: u64) -> u64 {
 
 /// [`scale`] in 32 × 32-bit products.
 #[cfg_attr(target_pointer_width = "64", allow(dead_code))]
-// Always inlined at the wasm build's opt-level z, which would keep it a call.
-#[cfg_attr(target_family = "wasm", inline(always))]
-#[cfg_attr(not(target_family = "wasm"), inline)]
 fn scale_32(d: u64, k: u64) -> u64 {
     const LO: u64 = 0xffff_ffff;
     // Delays below 2^31 ms (24 days; every cap in practice) and k below
@@ -434,9 +431,6 @@ impl Backoff {
     /// ([`int_pow`]): the same value as the `f64` route, which computes
     /// `round(I·p + offset)` with every term an integer (exact below 2^53,
     /// and saturated to 2^53 − 1 at or above it either way).
-    // Always inlined at the wasm build's opt-level z, which would keep it a call.
-    #[cfg_attr(target_family = "wasm", inline(always))]
-    #[cfg_attr(not(target_family = "wasm"), inline)]
     fn exact_raw_ms(&self, n: u64) -> Option<u64> {
         #[allow(clippy::cast_precision_loss)] // n ≤ 2^53: exact
         let p = match &self.curve {
@@ -467,13 +461,6 @@ impl Backoff {
         d.min(self.cap_ms)
     }
 
-    /// [`Backoff::jittered`] for [`Spread::Proportional`], the OJS spread,
-    /// for loops that matched the spread once.
-    #[inline(always)]
-    pub(crate) fn proportional(&self, capped: u64, sample: Sample) -> u64 {
-        scale(capped, sample.bits().saturating_add(1 << 52)).min(self.cap_ms)
-    }
-
     /// One schedule row for retry `n` (without the cumulative sum).
     pub(crate) fn row(&self, n: u64, sample: Option<Sample>) -> ScheduleRow {
         let raw_ms = self.raw_ms(n);
@@ -498,18 +485,12 @@ impl Backoff {
 
     /// [`Backoff::delay`], with the capped value of retry `n` from `known`
     /// ([`Backoff::capped_delays`]) where it holds it.
-    // Always inlined at the wasm build's opt-level z, which would keep it a call.
-    #[cfg_attr(target_family = "wasm", inline(always))]
-    #[cfg_attr(not(target_family = "wasm"), inline)]
     pub(crate) fn delay_capped(&self, n: u64, sample: Sample, known: &CappedDelays) -> u64 {
         self.jittered(self.capped_ms(n, known), sample)
     }
 
     /// `min(raw_ms(n), cap)`: from the table, the cap from `known.from` on,
     /// else computed.
-    // Always inlined at the wasm build's opt-level z, which would keep it a call.
-    #[cfg_attr(target_family = "wasm", inline(always))]
-    #[cfg_attr(not(target_family = "wasm"), inline)]
     pub(crate) fn capped_ms(&self, n: u64, known: &CappedDelays) -> u64 {
         if let Some(ms) = known.get(n) {
             return ms;
@@ -521,7 +502,6 @@ impl Backoff {
     }
 
     /// Out of line in native builds: the hot path is the table and the cap.
-    #[cfg_attr(not(target_family = "wasm"), inline(never))]
     fn capped_ms_slow(&self, n: u64) -> u64 {
         self.raw_ms(n).min(self.cap_ms)
     }
@@ -619,9 +599,6 @@ impl Backoff {
     }
 
     /// Whether a jitter sample changes anything (so sources need not draw).
-    // Always inlined at the wasm build's opt-level z, which would keep it a call.
-    #[cfg_attr(target_family = "wasm", inline(always))]
-    #[cfg_attr(not(target_family = "wasm"), inline)]
     pub(crate) fn uses_sample(&self) -> bool {
         self.spread != Spread::None
     }

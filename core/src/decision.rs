@@ -32,12 +32,14 @@ use alloc::string::String;
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
-use crate::duration::MAX_MS;
 use crate::error::{Error, quote};
 use crate::jitter::JitterSource;
 use crate::matching::first_match;
+use crate::failure::Failure;
+use crate::options::Case;
+use crate::value::Value;
 use crate::policy::{OnExhaustion, RetryPolicy};
-use crate::text::msg;
+use alloc::format;
 use crate::time::{MAX_INSTANT_MS, check_instant};
 
 /// A handler error response code (§7.1).
@@ -88,85 +90,12 @@ impl HandlerCode {
             "FAIL" => Ok(Self::Fail),
             _ => Err(Error::arg(
                 "code",
-                msg!(
-                    "expected one of \"RETRY\", \"DISCARD\", \"DEAD_LETTER\", \"FAIL\", found ",
-                    quote(s)
-                ),
+                format!("expected one of \"RETRY\", \"DISCARD\", \"DEAD_LETTER\", \"FAIL\", found {}", quote(s)),
             )),
         }
     }
 }
 
-/// A failed attempt, as the queue reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    /// The attempt that failed (1-based).
-    pub attempt: u64,
-    /// The error's dot-namespaced type, if any.
-    pub error_type: Option<String>,
-    /// The handler's response code, if any.
-    pub code: Option<HandlerCode>,
-    /// The reservation's visibility timeout expired (§9.2) instead of the
-    /// handler reporting an error.
-    pub timed_out: bool,
-}
-
-impl Failure {
-    /// A plain handler failure of `attempt`.
-    #[must_use]
-    pub fn new(attempt: u64) -> Self {
-        Self {
-            attempt,
-            error_type: None,
-            code: None,
-            timed_out: false,
-        }
-    }
-
-    /// An expired reservation of `attempt` (RET-12).
-    #[must_use]
-    pub fn timeout(attempt: u64) -> Self {
-        Self {
-            timed_out: true,
-            ..Self::new(attempt)
-        }
-    }
-
-    /// Sets the error type.
-    #[must_use]
-    pub fn with_type(mut self, error_type: impl Into<String>) -> Self {
-        self.error_type = Some(error_type.into());
-        self
-    }
-
-    /// Sets the handler code.
-    #[must_use]
-    pub fn with_code(mut self, code: HandlerCode) -> Self {
-        self.code = Some(code);
-        self
-    }
-
-    pub(crate) fn check(&self) -> Result<(), Error> {
-        if self.attempt == 0 || self.attempt > MAX_MS {
-            return Err(Error::arg(
-                "attempt",
-                msg!(
-                    "expected the failed attempt number, between 1 and ",
-                    MAX_MS,
-                    ", found ",
-                    self.attempt
-                ),
-            ));
-        }
-        if self.timed_out && self.code.is_some() {
-            return Err(Error::arg(
-                "code",
-                "expected no handler code on a timed-out reservation (the handler never answered)",
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// What the queue should do with the job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -271,56 +200,22 @@ impl Decision {
     #[must_use]
     pub fn explain(&self) -> String {
         let what = if self.timed_out {
-            msg!(
-                "Attempt ",
-                self.attempt,
-                " failed: its reservation timed out"
-            )
+            format!("Attempt {} failed: its reservation timed out", self.attempt)
         } else {
-            msg!("Attempt ", self.attempt, " failed")
+            format!("Attempt {} failed", self.attempt)
         };
         let why = match &self.reason {
-            Reason::HandlerCode(c) => msg!(
-                "the handler returned ",
-                c.as_str(),
-                ", which takes precedence over the retry policy (spec §7.2)"
-            ),
-            Reason::NonRetryable { pattern } => msg!(
-                "its error type matches the non-retryable entry ",
-                quote(pattern),
-                " (spec §6.3), so it goes straight to the on_exhaustion outcome"
-            ),
+            Reason::HandlerCode(c) => format!("the handler returned {}, which takes precedence over the retry policy (spec §7.2)", c.as_str()),
+            Reason::NonRetryable { pattern } => format!("its error type matches the non-retryable entry {} (spec §6.3), so it goes straight to the on_exhaustion outcome", quote(pattern)),
             Reason::Exhausted => "no attempts remain under max_attempts (spec §2.2)".to_owned(),
             Reason::Retryable => "the failure is retryable and attempts remain".to_owned(),
         };
         match (self.action, self.delay_ms, self.next_retry_at) {
-            (Action::Retry, Some(delay), Some(at)) => msg!(
-                what,
-                "; ",
-                why,
-                ". Retry ",
-                self.retry_number.unwrap_or(self.attempt),
-                " (attempt ",
-                self.attempt.saturating_add(1),
-                ") is scheduled after ",
-                crate::duration::format_ms(delay),
-                " (",
-                delay,
-                " ms), at ",
-                crate::time::format_ms(at),
-                "."
-            ),
-            (action, ..) => msg!(
-                what,
-                "; ",
-                why,
-                ". The job is ",
-                match action {
+            (Action::Retry, Some(delay), Some(at)) => format!("{}; {}. Retry {} (attempt {}) is scheduled after {} ({} ms), at {}.", what, why, self.retry_number.unwrap_or(self.attempt), self.attempt.saturating_add(1), crate::duration::format_ms(delay), delay, crate::time::format_ms(at)),
+            (action, ..) => format!("{}; {}. The job is {}.", what, why, match action {
                     Action::DeadLetter => "moved to the dead letter queue",
                     _ => "discarded",
-                },
-                "."
-            ),
+                }),
         }
     }
 }
@@ -342,6 +237,22 @@ impl Serialize for Decision {
         st.serialize_field("delay_ms", &self.delay_ms)?;
         st.serialize_field("next_retry_at", &self.next_retry_at)?;
         st.end()
+    }
+}
+
+impl Decision {
+    /// The decision as an object for a host: the keys of its JSON form in
+    /// `case` (`delayMs`, `nextRetryAt` in [`Case::Camel`]).
+    ///
+    /// ```
+    /// use ojs_retry::{Case, Failure, JitterSource, RetryPolicy};
+    /// let d = RetryPolicy::default().decide(&Failure::new(1), 0, JitterSource::Uniform(0.5)).unwrap();
+    /// let v = d.to_value(Case::Camel);
+    /// assert_eq!(v.get("delayMs").and_then(|x| x.as_number()).map(|n| n.as_f64()), Some(1000.0));
+    /// ```
+    #[must_use]
+    pub fn to_value(&self, case: Case) -> Value {
+        crate::value::to_cased_value(self, case)
     }
 }
 

@@ -40,7 +40,7 @@
 use alloc::string::String;
 
 use crate::error::{Error, ErrorCode, quote};
-use crate::text::{Piece as _, msg};
+use alloc::format;
 
 /// The largest duration, delay or instant the engine accepts, in
 /// milliseconds: 2^53 − 1, the largest integer that JavaScript and JSON
@@ -90,7 +90,7 @@ pub fn format_duration(ms: u64) -> Result<String, Error> {
     if ms > MAX_MS {
         return Err(Error::arg(
             "duration",
-            msg!("expected at most ", MAX_MS, " ms, found ", ms),
+            format!("expected at most {} ms, found {}", MAX_MS, ms),
         ));
     }
     Ok(format_ms(ms))
@@ -104,18 +104,17 @@ pub(crate) fn format_ms(ms: u64) -> String {
     let millis = ms % 1_000;
     let mut out = String::from("PT");
     if hours > 0 {
-        hours.push_to(&mut out);
+        out.push_str(&format!("{}", hours));
         out.push('H');
     }
     if minutes > 0 {
-        minutes.push_to(&mut out);
+        out.push_str(&format!("{minutes}"));
         out.push('M');
     }
     if seconds > 0 || millis > 0 || ms == 0 {
-        seconds.push_to(&mut out);
+        out.push_str(&format!("{seconds}"));
         if millis > 0 {
-            let mut frac = String::new();
-            crate::text::push_padded(&mut frac, millis, 3);
+            let frac = format!("{millis:03}");
             out.push('.');
             out.push_str(frac.trim_end_matches('0'));
         }
@@ -167,10 +166,10 @@ fn single_time_component(bytes: &[u8]) -> Option<u64> {
 fn parse_any(text: &str) -> Result<u64, String> {
     let expected =
         "expected an ISO 8601 duration such as \"PT1S\", \"PT0.5S\", \"PT1H30M\" or \"P1D\"";
-    let fail = |why: &str| msg!(expected, ", found ", quote(text), ": ", why);
+    let fail = |why: &str| format!("{}, found {}: {}", expected, quote(text), why);
     let bytes = text.as_bytes();
     let mut rest = match bytes.split_first() {
-        None => return Err(msg!(expected, ", found an empty string")),
+        None => return Err(format!("{}, found an empty string", expected)),
         Some((b'P', rest)) => rest,
         Some(_) => return Err(fail("it must start with an upper-case 'P'")),
     };
@@ -288,11 +287,7 @@ fn parse_any(text: &str) -> Result<u64, String> {
             .checked_add(value)
             .filter(|t| *t <= u128::from(MAX_MS))
             .ok_or_else(|| {
-                fail(&msg!(
-                    "the duration exceeds the largest accepted (",
-                    MAX_MS,
-                    " ms)"
-                ))
+                fail(&format!("the duration exceeds the largest accepted ({} ms)", MAX_MS))
             })?;
         if total > u128::from(MAX_MS) {
             return Err(fail("the duration is too large"));

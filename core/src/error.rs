@@ -1,7 +1,6 @@
 //! The one error type of the engine: a stable `code`, the offending `field`,
 //! and a message saying what was expected and what was found.
 
-use crate::text::msg;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -54,68 +53,76 @@ impl fmt::Display for ErrorCode {
 }
 
 /// One fault found in the input: where, and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Fault {
-    /// The offending field: `"max_attempts"`, `"non_retryable_errors[2]"`,
-    /// or `""` for the document itself.
-    pub field: String,
+    /// The policy (or argument) field the fault concerns, such as
+    /// `"non_retryable_errors"`; `None` for the document as a whole.
+    pub field: Option<String>,
+    /// Where inside the document: `"non_retryable_errors[2]"`,
+    /// `"preset.backoff"`; the field itself for a top-level fault; `None`
+    /// for the document as a whole.
+    pub path: Option<String>,
     /// What was expected and what was found.
     pub message: String,
 }
 
+impl Fault {
+    /// A fault at `path` (`""`: the whole document); its field is the
+    /// path's first segment.
+    pub(crate) fn at(path: &str, message: String) -> Self {
+        let field = path.split(['[', '.']).next().unwrap_or_default();
+        Self {
+            field: (!field.is_empty()).then(|| field.into()),
+            path: (!path.is_empty()).then(|| path.into()),
+            message,
+        }
+    }
+}
+
 /// Every error the engine returns.
 ///
-/// A policy document with several faults reports all of them, in a stable
-/// order (the spec's field order, then unknown fields in name order, then
-/// rules across fields); [`Error::field`] and [`Error::message`] describe
-/// the first.
+/// A document with several faults reports all of them, in a stable order
+/// (the spec's field order, then unknown fields in name order, then rules
+/// across fields); [`Error::field`], [`Error::path`] and
+/// [`Error::message`] describe the first.
 ///
 /// ```
 /// use ojs_retry::{RetryPolicy, ErrorCode};
-/// let err = RetryPolicy::from_json(r#"{"max_attempts": -1, "jitter": "yes"}"#).unwrap_err();
+/// let err = RetryPolicy::from_json(r#"{"non_retryable_errors": [""], "jitter": "yes"}"#).unwrap_err();
 /// assert_eq!(err.code(), ErrorCode::RetryPolicyInvalid);
-/// assert_eq!(err.field(), "max_attempts");
-/// assert_eq!(err.faults().len(), 2);
+/// assert_eq!(err.field(), Some("jitter"));
+/// assert_eq!(err.faults()[1].path.as_deref(), Some("non_retryable_errors[0]"));
+/// assert_eq!(err.faults()[1].field.as_deref(), Some("non_retryable_errors"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     code: ErrorCode,
-    // Never empty: every constructor pushes at least one fault.
-    first: Fault,
-    more: Vec<Fault>,
+    // Never empty: every constructor has at least one fault.
+    faults: Vec<Fault>,
 }
 
 impl Error {
-    /// An error with one fault.
-    pub(crate) fn new(
-        code: ErrorCode,
-        field: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
+    /// An error with one fault at `path` (`""`: the whole document).
+    pub(crate) fn new(code: ErrorCode, path: &str, message: impl Into<String>) -> Self {
         Self {
             code,
-            first: Fault {
-                field: field.into(),
-                message: message.into(),
-            },
-            more: Vec::new(),
+            faults: alloc::vec![Fault::at(path, message.into())],
         }
     }
 
     /// An argument error (`validation.invalid_argument`).
-    pub(crate) fn arg(field: &str, message: impl Into<String>) -> Self {
-        Self::new(ErrorCode::InvalidArgument, field, message)
+    pub(crate) fn arg(path: &str, message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidArgument, path, message)
+    }
+
+    /// An error of one fault.
+    pub(crate) fn from_fault(code: ErrorCode, fault: Fault) -> Self {
+        Self { code, faults: alloc::vec![fault] }
     }
 
     /// Builds an error from collected faults; `None` when there are none.
     pub(crate) fn from_faults(code: ErrorCode, faults: Vec<Fault>) -> Option<Self> {
-        let mut it = faults.into_iter();
-        let first = it.next()?;
-        Some(Self {
-            code,
-            first,
-            more: it.collect(),
-        })
+        (!faults.is_empty()).then_some(Self { code, faults })
     }
 
     /// The stable error code.
@@ -124,70 +131,56 @@ impl Error {
         self.code
     }
 
-    /// The field of the first fault (`""` for the document itself).
+    /// The field of the first fault; `None` when it concerns the whole
+    /// document.
     #[must_use]
-    pub fn field(&self) -> &str {
-        &self.first.field
+    pub fn field(&self) -> Option<&str> {
+        self.first().and_then(|f| f.field.as_deref())
+    }
+
+    /// The path of the first fault inside its field.
+    #[must_use]
+    pub fn path(&self) -> Option<&str> {
+        self.first().and_then(|f| f.path.as_deref())
     }
 
     /// The message of the first fault.
     #[must_use]
     pub fn message(&self) -> &str {
-        &self.first.message
+        self.first().map_or("", |f| f.message.as_str())
     }
 
     /// Every fault, first one first.
     #[must_use]
-    pub fn faults(&self) -> Vec<Fault> {
-        let mut v = Vec::with_capacity(self.more.len().saturating_add(1));
-        v.push(self.first.clone());
-        v.extend(self.more.iter().cloned());
-        v
+    pub fn faults(&self) -> &[Fault] {
+        &self.faults
     }
 
-    /// Iterates the faults without cloning.
-    pub fn iter_faults(&self) -> impl Iterator<Item = &Fault> {
-        core::iter::once(&self.first).chain(self.more.iter())
+    fn first(&self) -> Option<&Fault> {
+        self.faults.first()
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&render_message(
-            self.code.as_str(),
-            self.iter_faults()
-                .map(|fault| (fault.field.as_str(), fault.message.as_str())),
-        ))
-    }
-}
-
-/// The one-line message every runtime shows for an error:
-/// `code: field: message; field: message` (a fault on the document itself,
-/// field `""`, shows its message alone). Bindings use it for the errors of
-/// their own argument checks too, so every error reads the same everywhere.
+/// `code: path: message; path: message` (a fault of the whole document
+/// shows its message alone): the one-line message of every runtime.
 ///
 /// ```
-/// use ojs_retry::error::render_message;
-/// assert_eq!(
-///     render_message("validation.invalid_argument", [("now", "expected a number"), ("", "and more")]),
-///     "validation.invalid_argument: now: expected a number; and more"
-/// );
+/// let err = ojs_retry::parse_duration("PT").unwrap_err();
+/// assert!(err.to_string().starts_with("validation.duration_invalid: "));
 /// ```
-pub fn render_message<'a>(
-    code: &str,
-    faults: impl IntoIterator<Item = (&'a str, &'a str)>,
-) -> String {
-    let mut out = String::from(code);
-    out.push(':');
-    for (i, (field, message)) in faults.into_iter().enumerate() {
-        out.push_str(if i == 0 { " " } else { "; " });
-        if !field.is_empty() {
-            out.push_str(field);
-            out.push_str(": ");
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code.as_str())?;
+        f.write_str(":")?;
+        for (i, fault) in self.faults.iter().enumerate() {
+            f.write_str(if i == 0 { " " } else { "; " })?;
+            if let Some(path) = &fault.path {
+                write!(f, "{path}: ")?;
+            }
+            f.write_str(&fault.message)?;
         }
-        out.push_str(message);
+        Ok(())
     }
-    out
 }
 
 impl core::error::Error for Error {}
@@ -197,11 +190,8 @@ impl core::error::Error for Error {}
 pub(crate) struct Faults(pub(crate) Vec<Fault>);
 
 impl Faults {
-    pub(crate) fn push(&mut self, field: impl Into<String>, message: impl Into<String>) {
-        self.0.push(Fault {
-            field: field.into(),
-            message: message.into(),
-        });
+    pub(crate) fn push(&mut self, path: impl AsRef<str>, message: impl Into<String>) {
+        self.0.push(Fault::at(path.as_ref(), message.into()));
     }
 
     pub(crate) fn into_error(self, code: ErrorCode) -> Result<(), Error> {
@@ -212,76 +202,5 @@ impl Faults {
     }
 }
 
-/// A float for messages, spelled as JavaScript and JSON spell it: `NaN`,
-/// `Infinity`, `-Infinity`, `2.5`, `-1`, `1e+300`.
-///
-/// It goes through the JSON writer's shortest round-trip formatter, which the
-/// engine links anyway, instead of core's float `Display`: that one would
-/// add ~15 KB (a fifth of the engine) to the wasm build for a few messages.
-pub(crate) fn show_f64(x: f64) -> String {
-    if x.is_nan() {
-        return "NaN".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
-    }
-    let mut text = String::new();
-    crate::json::shortest::push(&mut text, x);
-    match text.strip_suffix(".0") {
-        Some(integral) => integral.into(),
-        None => text,
-    }
-}
+pub(crate) use crate::describe::{quote, show_f64};
 
-/// Quotes a user string for a message, escaped as in a JSON document
-/// (not Rust's `Debug`, whose printable-character tables cost ~3 KB of
-/// wasm), and shortened so a 10 MB input does not produce a 10 MB message.
-pub(crate) fn quote(s: &str) -> String {
-    const MAX: usize = 64;
-    let mut out = String::from("\"");
-    match s.char_indices().nth(MAX) {
-        Some((cut, _)) => {
-            crate::json::write::escape_into(&mut out, s.get(..cut).unwrap_or(""));
-            out.push_str("...");
-            out.push_str(&msg!("\" (", s.len(), " bytes)"));
-        }
-        None => {
-            crate::json::write::escape_into(&mut out, s);
-            out.push('"');
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quote_escapes_as_json_and_shortens() {
-        assert_eq!(quote("it's"), "\"it's\"");
-        assert_eq!(quote("a\"b\\c\nd\u{1}é"), "\"a\\\"b\\\\c\\nd\\u0001é\"");
-        let long = "é".repeat(70);
-        let q = quote(&long);
-        assert_eq!(q, alloc::format!("\"{}...\" (140 bytes)", "é".repeat(64)));
-        assert_eq!(quote(""), "\"\"");
-    }
-
-    #[test]
-    fn floats_in_messages() {
-        let cases = [
-            (f64::NAN, "NaN"),
-            (f64::INFINITY, "Infinity"),
-            (f64::NEG_INFINITY, "-Infinity"),
-            (2.5, "2.5"),
-            (-1.0, "-1"),
-            (3.0, "3"),
-            (1e300, "1e+300"),
-            (0.1, "0.1"),
-            (9_007_199_254_740_992.0, "9007199254740992"),
-        ];
-        for (x, text) in cases {
-            assert_eq!(show_f64(x), text);
-        }
-    }
-}

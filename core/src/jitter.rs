@@ -9,7 +9,7 @@
 //! | [`JitterSource::Uniform`]`(u)` | `k = floor(u · 2^53)`; `u` must be finite and in `[0, 1)` |
 //! | [`JitterSource::Seed`]`(s)` | `k = splitmix64(s, n) >> 11` |
 //! | [`JitterSource::Key`]`(key)` | `k = splitmix64(fnv1a64(utf8(key)), n) >> 11` |
-//! | [`JitterSource::Entropy`] (feature `std`) | 53 bits of a per-thread ChaCha8 generator seeded from the OS ([`crate::entropy`]) |
+//! | [`JitterSource::Entropy`] (feature `std`) | 53 bits of rand's thread-local generator, seeded from the OS |
 //!
 //! # The algorithms, precisely
 //!
@@ -45,7 +45,7 @@
 //! ```
 
 use crate::error::{Error, show_f64};
-use crate::text::msg;
+use alloc::format;
 
 /// `2^53`: the number of distinct samples.
 const SCALE: u64 = 1 << 53;
@@ -78,7 +78,7 @@ impl Sample {
         } else {
             Err(Error::arg(
                 "u",
-                msg!("expected a 53-bit sample below 2^53, found ", k),
+                format!("expected a 53-bit sample below 2^53, found {}", k),
             ))
         }
     }
@@ -146,11 +146,10 @@ impl Sample {
 /// Out of line so that the checks on the hot path stay small enough to
 /// inline.
 #[cold]
-#[inline(never)]
 fn bad_unit(u: f64) -> Error {
     Error::arg(
         "u",
-        msg!("expected a finite number in [0, 1), found ", show_f64(u)),
+        format!("expected a finite number in [0, 1), found {}", show_f64(u)),
     )
 }
 
@@ -195,12 +194,7 @@ impl JitterSource<'_> {
         }
     }
 
-    /// [`JitterSource::sample`] for a key or OS entropy: out of line in
-    /// native builds, so that `delay`'s path for an explicit `u` or a seed
-    /// (every call inlines `sample`) stays small: callgrind, §12.3 policy,
-    /// `delay(n, u)` in a loop: 124 → 101 instructions per call with the
-    /// delay table.
-    #[cfg_attr(not(target_family = "wasm"), inline(never))]
+    /// [`JitterSource::sample`] for a key or OS entropy.
     fn sample_other(&self, retry_number: u64) -> Result<Sample, Error> {
         match *self {
             Self::Uniform(u) => Sample::from_unit(u),
@@ -210,12 +204,7 @@ impl JitterSource<'_> {
                 retry_number,
             ))),
             #[cfg(feature = "std")]
-            Self::Entropy => crate::entropy::word().map(Sample::from_u64).map_err(|e| {
-                Error::arg(
-                    "jitter",
-                    alloc::format!("the OS entropy source failed: {e}"),
-                )
-            }),
+            Self::Entropy => Ok(Sample::from_u64(rand::RngCore::next_u64(&mut rand::rng()))),
         }
     }
 
@@ -227,6 +216,20 @@ impl JitterSource<'_> {
             _ => Ok(()),
         }
     }
+}
+
+/// Reseeds this thread's generator from the OS: call it in the child
+/// after `fork()` (Python's `os.register_at_fork(after_in_child=...)`), so
+/// parent and child do not draw the same jitter.
+///
+/// ```
+/// ojs_retry::reseed_after_fork();
+/// ```
+#[cfg(feature = "std")]
+pub fn reseed_after_fork() {
+    // A failed reseed keeps the generator as it was, still seeded from the
+    // OS once; there is nothing better to do in a fork hook.
+    let _ = rand::rng().reseed();
 }
 
 const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;

@@ -47,17 +47,20 @@
 //! and reservation deadlines stop at [`MAX_INSTANT_MS`]. Nothing produces
 //! NaN, infinity, wrap-around or a panic; bad input is an [`Error`].
 //!
+//! ## Documents
+//!
+//! Every document (policy layers, preset options, §10 state documents,
+//! failures) is read through serde into a [`Value`] by whatever
+//! `Deserializer` the host has — `serde_json` for text, `serde-wasm-bindgen`,
+//! napi-rs or `pythonize` for host objects — and checked by one reader that
+//! collects every fault with its field. Canonical JSON is written by
+//! `Serialize` through `serde_json`.
+//!
 //! ## Features
 //!
-//! * `std` (default): [`JitterSource::Entropy`], from a per-thread
-//!   generator seeded from the OS ([`entropy`]; a process that forks calls
-//!   [`entropy::after_fork`] in the child).
-//! * `serde_json` (default): conversions between [`json::Value`] and
-//!   `serde_json::Value`, so the `from_value` entry points take either.
-//!   The engine reads and writes JSON with its own [`json`] module, with or
-//!   without it.
-//! * `serde`: `Deserialize` for [`RetryPolicy`]. (`Serialize` is always
-//!   implemented, and agrees with the engine's own `to_json` writers.)
+//! * `std` (default): [`JitterSource::Entropy`] (rand's thread-local
+//!   generator, seeded from the OS; a process that forks calls
+//!   [`reseed_after_fork`] in the child) and `std::error::Error`.
 //!
 //! Without `std` the crate is `#![no_std]` + `alloc`.
 
@@ -73,50 +76,22 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-pub mod args;
 pub mod backoff;
 pub mod decision;
+mod describe;
 pub mod duration;
-#[cfg(feature = "std")]
-pub mod entropy;
 pub mod error;
-mod fast_layer;
+pub mod failure;
 pub mod jitter;
-pub mod json;
 pub mod matching;
+pub mod options;
 pub mod policy;
 pub mod presets;
 pub mod reservation;
 pub mod state;
-mod text;
+mod state_read;
 pub mod time;
-
-/// Internals for the differential fuzz target (`fuzz/`), compiled only
-/// under cargo-fuzz's `--cfg fuzzing`: not part of the API.
-#[cfg(fuzzing)]
-#[doc(hidden)]
-pub mod fuzzing {
-    /// The single-pass policy reader, which must equal the complete reader
-    /// whenever it answers.
-    #[must_use]
-    pub fn fast_layer(text: &str) -> Option<crate::PartialPolicy> {
-        crate::fast_layer::layer(text)
-    }
-
-    /// The spec's example documents, valid inputs to splice into.
-    pub const EXAMPLES: [&str; 7] = crate::fast_layer::EXAMPLES;
-
-    /// serde_json's reading with repeated keys refused: what the core's
-    /// JSON reader must answer.
-    ///
-    /// # Errors
-    ///
-    /// serde_json's message, for text it does not read.
-    #[cfg(feature = "serde_json")]
-    pub fn strict_serde_json(text: &str) -> Result<serde_json::Value, alloc::string::String> {
-        crate::json::reference::strict_serde_json(text)
-    }
-}
+pub mod value;
 
 /// The README's Rust example, compiled and run as a doc test.
 #[cfg(doctest)]
@@ -124,13 +99,18 @@ pub mod fuzzing {
 struct ReadmeExample;
 
 pub use backoff::{ScheduleRow, Strategy};
-pub use decision::{Action, Decision, Failure, HandlerCode, Reason};
+pub use decision::{Action, Decision, HandlerCode, Reason};
+pub use failure::Failure;
 pub use duration::{MAX_MS, format_duration, parse_duration};
 pub use error::{Error, ErrorCode, Fault};
 pub use jitter::{JitterSource, Sample};
+#[cfg(feature = "std")]
+pub use jitter::reseed_after_fork;
+pub use options::{CallOptions, Case, Jitter, uint_from_f64};
+pub use value::{Map, Number, Value};
 pub use matching::{first_match, matches};
 pub use policy::{Delays, Layer, MAX_SCHEDULE_ROWS, OnExhaustion, PartialPolicy, RetryPolicy};
 pub use presets::SYSTEMS as PRESET_SYSTEMS;
 pub use reservation::{Heartbeat, Reservation};
-pub use state::{ErrorRecord, JobError, RetryState};
+pub use state::{ErrorRecord, RetryState};
 pub use time::{MAX_INSTANT_MS, format_timestamp, parse_timestamp};

@@ -16,20 +16,19 @@
 //! );
 //! ```
 
-use alloc::borrow::{Cow, ToOwned};
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::json::write::Writer;
-use crate::json::{AsValue, Map, Value};
-use core::borrow::Borrow;
+use alloc::format;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::backoff::{Backoff, CappedDelays, Curve, Rounding, ScheduleRow, Spread, Strategy};
 use crate::duration::{self, MAX_MS};
 use crate::error::{Error, ErrorCode, Fault, Faults, quote, show_f64};
 use crate::jitter::{JitterSource, Sample};
-use crate::text::msg;
+use crate::options::uint_from_f64;
+use crate::value::{Map, Value, read_uint};
 
 /// The largest number of rows [`RetryPolicy::schedule`] builds in one call.
 pub const MAX_SCHEDULE_ROWS: u64 = 100_000;
@@ -42,10 +41,7 @@ pub enum Layer<'a> {
     Json(Cow<'a, str>),
     /// The raw bytes of JSON text (checked to be UTF-8).
     JsonBytes(Cow<'a, [u8]>),
-    /// A parsed JSON value (a JS object or a Python dict, converted). The
-    /// engine's own value type whatever the features, so that this type
-    /// does not change with them (`serde_json::Value` converts with
-    /// `.into()` under the `serde_json` feature).
+    /// A document value (a JS object or a Python dict, read through serde).
     Value(Value),
 }
 
@@ -178,22 +174,17 @@ impl PartialPolicy {
     /// assert_eq!(layer.jitter, Some(false));
     /// ```
     pub fn from_json(text: &str) -> Result<Self, Error> {
-        let value = crate::json::parse(text)
+        let value = Value::from_json(text)
             .map_err(|m| Error::new(ErrorCode::RetryPolicyInvalid, "", m))?;
-        Self::from_json_value(&value)
+        Self::from_value(&value)
     }
 
-    /// Reads a partial policy document from a JSON value (the engine's own,
-    /// or with the `serde_json` feature a `serde_json::Value`).
+    /// Reads a partial policy document from a [`Value`].
     ///
     /// # Errors
     ///
     /// `validation.retry_policy_invalid` listing every fault.
-    pub fn from_value<V: AsValue + ?Sized>(value: &V) -> Result<Self, Error> {
-        Self::from_json_value(&value.as_value())
-    }
-
-    fn from_json_value(value: &Value) -> Result<Self, Error> {
+    pub fn from_value(value: &Value) -> Result<Self, Error> {
         let mut found = Faults::default();
         let partial = read_layer(value, &mut found, "");
         let mut faults = Faults::default();
@@ -242,7 +233,7 @@ impl PartialPolicy {
         // A stable bucket pass over the few ranks instead of `sort_by_key`:
         // same order, and the wasm build links no generic stable sort
         // (~3.5 KB of drift sort and small-sort code for this one call).
-        let ranks: Vec<usize> = found.0.iter().map(|f| field_rank(&f.field)).collect();
+        let ranks: Vec<usize> = found.0.iter().map(|f| field_rank(f.field.as_deref().unwrap_or(""))).collect();
         let mut slots: Vec<Option<Fault>> = found.0.into_iter().map(Some).collect();
         out.0.reserve(slots.len());
         for rank in 0..=MAX_RANK {
@@ -263,13 +254,7 @@ impl PartialPolicy {
         {
             faults.push(
                 "max_attempts",
-                msg!(
-                    ctx,
-                    "expected a non-negative integer at most ",
-                    MAX_MS,
-                    ", found ",
-                    n
-                ),
+                format!("{}expected a non-negative integer at most {}, found {}", ctx, MAX_MS, n),
             );
         }
         for (field, v) in [
@@ -281,14 +266,14 @@ impl PartialPolicy {
             {
                 faults.push(
                     field,
-                    msg!(ctx, "expected at most ", MAX_MS, " ms, found ", ms, " ms"),
+                    format!("{}expected at most {} ms, found {} ms", ctx, MAX_MS, ms),
                 );
             }
         }
         if self.initial_interval_ms == Some(0) {
             faults.push(
                 "initial_interval",
-                msg!(ctx, "expected a duration greater than zero, found PT0S"),
+                format!("{}expected a duration greater than zero, found PT0S", ctx),
             );
         }
         if let Some(c) = self.backoff_coefficient
@@ -296,18 +281,15 @@ impl PartialPolicy {
         {
             faults.push(
                 "backoff_coefficient",
-                msg!(ctx, "expected a finite number >= 1.0, found ", show_f64(c)),
+                format!("{}expected a finite number >= 1.0, found {}", ctx, show_f64(c)),
             );
         }
         if let Some(list) = &self.non_retryable_errors {
             for (i, s) in list.iter().enumerate() {
                 if s.is_empty() {
                     faults.push(
-                        msg!("non_retryable_errors[", i, "]"),
-                        msg!(
-                            ctx,
-                            "expected a non-empty error type, found an empty string"
-                        ),
+                        format!("non_retryable_errors[{}]", i),
+                        format!("{}expected a non-empty error type, found an empty string", ctx),
                     );
                 }
             }
@@ -385,7 +367,6 @@ impl RetryPolicy {
     // Inlined, the policy is built in the caller's result (parsing returned
     // it through a 224-byte copy otherwise). Not on wasm, where the three
     // copies cost more module bytes (~180) than the copy costs time.
-    #[cfg_attr(not(target_family = "wasm"), inline(always))]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn assemble(
         max_attempts: u64,
@@ -450,7 +431,7 @@ impl RetryPolicy {
     ///
     /// ```
     /// let err = ojs_retry::RetryPolicy::from_json(r#"{"initial_interval": "PT10M"}"#).unwrap_err();
-    /// assert_eq!(err.field(), "max_interval"); // the default PT5M is shorter
+    /// assert_eq!(err.field(), Some("max_interval")); // the default PT5M is shorter
     /// ```
     pub fn from_json(text: &str) -> Result<Self, Error> {
         Self::from_json_layers(&[text])
@@ -471,38 +452,44 @@ impl RetryPolicy {
     /// assert_eq!((p.max_attempts(), p.initial_interval_ms()), (2, 5_000));
     /// ```
     pub fn from_json_layers(texts: &[&str]) -> Result<Self, Error> {
-        // Valid documents take the single-pass reader; anything else (and
-        // every error message) comes from the complete one below. Layers
-        // it reads are the complete reader's, fault-free, so what `finish`
-        // makes of them (the policy, or the fault across fields) is what
-        // the complete route ends with too; returned as is, it is built in
-        // place (no copy of the policy through a temporary).
-        if let Some(merged) = Self::fast_merge(texts) {
-            return Self::finish(merged, Faults::default());
-        }
-        let mut values = Vec::with_capacity(texts.len());
-        let mut faults = Faults::default();
-        for (i, t) in texts.iter().enumerate() {
-            match crate::json::parse(t) {
-                Ok(v) => values.push(v),
-                Err(m) => {
-                    faults.push("", msg!(layer_ctx(i, texts.len()), m));
-                    values.push(Value::Object(Map::new()));
-                }
-            }
-        }
-        Self::resolve(&values, faults)
+        Self::from_layers(texts.iter().map(|t| Layer::Json(Cow::Borrowed(*t))).collect())
     }
 
-    /// Reads, merges over the defaults and validates a policy document
-    /// given as a JSON value (what the bindings pass for a JS object or a
-    /// Python dict).
+    /// Reads, merges over the defaults and validates one layer given by any
+    /// serde `Deserializer`: a host value (`serde-wasm-bindgen`, napi-rs,
+    /// `pythonize`). A value of a top-level field that cannot be read
+    /// (nested too deep, of a type JSON has not) is a fault of that field.
     ///
     /// # Errors
     ///
     /// As [`RetryPolicy::from_json`].
-    pub fn from_value<V: AsValue + ?Sized>(value: &V) -> Result<Self, Error> {
-        Self::resolve(&[value.as_value()], Faults::default())
+    ///
+    /// ```
+    /// let mut de = serde_json::Deserializer::from_str(r#"{"max_attempts": 4}"#);
+    /// assert_eq!(ojs_retry::RetryPolicy::from_deserializer(&mut de)?.max_attempts(), 4);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
+    pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, Error> {
+        match crate::value::read_document(d) {
+            Ok(v) => Self::from_value(&v),
+            Err(fault) => Err(Error::from_fault(ErrorCode::RetryPolicyInvalid, fault)),
+        }
+    }
+
+    /// Reads, merges over the defaults and validates a policy document
+    /// given as a [`Value`].
+    ///
+    /// # Errors
+    ///
+    /// As [`RetryPolicy::from_json`].
+    ///
+    /// ```
+    /// use ojs_retry::{RetryPolicy, Value};
+    /// let doc = Value::from_json(r#"{"max_attempts": 4}"#).unwrap();
+    /// assert_eq!(RetryPolicy::from_value(&doc).unwrap().max_attempts(), 4);
+    /// ```
+    pub fn from_value(value: &Value) -> Result<Self, Error> {
+        Self::resolve(core::slice::from_ref(value), Faults::default())
     }
 
     /// Like [`RetryPolicy::from_value`] for several layers merged in order.
@@ -510,73 +497,42 @@ impl RetryPolicy {
     /// # Errors
     ///
     /// As [`RetryPolicy::from_json_layers`].
-    pub fn from_values<V: AsValue>(values: &[V]) -> Result<Self, Error> {
-        let values: Vec<_> = values.iter().map(AsValue::as_value).collect();
-        Self::resolve(&values, Faults::default())
+    pub fn from_values(values: &[Value]) -> Result<Self, Error> {
+        Self::resolve(values, Faults::default())
     }
 
     /// Merges layers given in whatever form the caller holds them — JSON
-    /// text, raw bytes of JSON text, or parsed values — in order over the
-    /// defaults, and validates the result. Bindings pass their host values
-    /// through this one entry, so mixing forms behaves the same everywhere.
+    /// text, raw bytes of JSON text, or values — in order over the
+    /// defaults, and validates the result.
     ///
     /// # Errors
     ///
     /// As [`RetryPolicy::from_json_layers`]; bytes that are not UTF-8 are a
-    /// fault of that layer (field `""`).
+    /// fault of that layer's whole document.
     ///
     /// ```
-    /// use ojs_retry::{Layer, RetryPolicy};
-    /// let queue = ojs_retry::json::Value::from_text(r#"{"max_attempts": 10}"#).unwrap();
+    /// use ojs_retry::{Layer, RetryPolicy, Value};
+    /// let queue = Value::from_json(r#"{"max_attempts": 10}"#).unwrap();
     /// let p = RetryPolicy::from_layers(vec![Layer::Value(queue), Layer::Json(r#"{"jitter": false}"#.into())]).unwrap();
     /// assert_eq!((p.max_attempts(), p.jitter()), (10, false));
     /// let bytes: &[u8] = b"{\"jitter\": \xff}";
     /// let err = RetryPolicy::from_layers(vec![Layer::JsonBytes(bytes.into())]).unwrap_err();
-    /// assert_eq!((err.code().as_str(), err.field()), ("validation.retry_policy_invalid", ""));
+    /// assert_eq!((err.code().as_str(), err.field()), ("validation.retry_policy_invalid", None));
     /// ```
     pub fn from_layers(layers: Vec<Layer<'_>>) -> Result<Self, Error> {
         let n = layers.len();
-        let mut texts = Vec::with_capacity(n);
-        for layer in &layers {
-            match layer {
-                Layer::Json(t) => texts.push(t.as_ref()),
-                Layer::JsonBytes(b) => match core::str::from_utf8(b) {
-                    Ok(t) => texts.push(t),
-                    Err(_) => break,
-                },
-                Layer::Value(_) => break,
-            }
-        }
-        // All text: the fast reader applies.
-        if texts.len() == n {
-            return Self::from_json_layers(&texts);
-        }
         let mut values = Vec::with_capacity(n);
         let mut faults = Faults::default();
         for (i, layer) in layers.into_iter().enumerate() {
-            let text = match layer {
-                Layer::Value(v) => {
-                    values.push(v);
-                    continue;
-                }
-                Layer::Json(t) => Ok(t),
-                Layer::JsonBytes(b) => match b {
-                    Cow::Borrowed(b) => core::str::from_utf8(b).map(Cow::Borrowed),
-                    Cow::Owned(b) => String::from_utf8(b)
-                        .map(Cow::Owned)
-                        .map_err(|e| e.utf8_error()),
-                }
-                .map_err(|e| {
-                    msg!(
-                        "expected UTF-8 JSON text, found invalid UTF-8 at byte ",
-                        e.valid_up_to()
-                    )
-                }),
+            let read = match layer {
+                Layer::Value(v) => Ok(v),
+                Layer::Json(t) => Value::from_json(&t),
+                Layer::JsonBytes(b) => Value::from_json_bytes(&b),
             };
-            match text.and_then(|t| crate::json::parse(&t)) {
+            match read {
                 Ok(v) => values.push(v),
                 Err(m) => {
-                    faults.push("", msg!(layer_ctx(i, n), m));
+                    faults.push("", format!("{}{}", layer_ctx(i, n), m));
                     values.push(Value::Object(Map::new()));
                 }
             }
@@ -584,7 +540,7 @@ impl RetryPolicy {
         Self::resolve(&values, faults)
     }
 
-    fn resolve<B: Borrow<Value>>(values: &[B], mut faults: Faults) -> Result<Self, Error> {
+    fn resolve(values: &[Value], mut faults: Faults) -> Result<Self, Error> {
         if let Some(p) = Self::resolve_preset(values, &mut faults) {
             return p;
         }
@@ -592,7 +548,7 @@ impl RetryPolicy {
         for (i, v) in values.iter().enumerate() {
             let ctx = layer_ctx(i, values.len());
             let mut found = Faults::default();
-            let layer = read_layer(v.borrow(), &mut found, &ctx);
+            let layer = read_layer(v, &mut found, &ctx);
             layer.check_into(found, &ctx, &mut faults);
             layers.push(layer);
         }
@@ -601,13 +557,9 @@ impl RetryPolicy {
 
     /// A document `{"preset": {...}}` is a whole policy in another system's
     /// terms: it must be the only layer and hold nothing else.
-    fn resolve_preset<B: Borrow<Value>>(
-        values: &[B],
-        faults: &mut Faults,
-    ) -> Option<Result<Self, Error>> {
-        let has = |v: &B| {
-            v.borrow()
-                .as_object()
+    fn resolve_preset(values: &[Value], faults: &mut Faults) -> Option<Result<Self, Error>> {
+        let has = |v: &Value| {
+            v.as_object()
                 .is_some_and(|m| m.contains_key("preset"))
         };
         if !values.iter().any(has) {
@@ -621,17 +573,13 @@ impl RetryPolicy {
         }
         let mut found = None;
         for v in values {
-            if let Some(map) = v.borrow().as_object()
+            if let Some(map) = v.as_object()
                 && let Some(p) = map.get("preset")
             {
                 for key in map.keys().filter(|k| *k != "preset") {
                     faults.push(
                         key.clone(),
-                        msg!(
-                            "unknown field ",
-                            quote(key),
-                            " beside \"preset\"; a preset document holds only \"preset\""
-                        ),
+                        format!("unknown field {} beside \"preset\"; a preset document holds only \"preset\"", quote(key)),
                     );
                 }
                 found = Some(p);
@@ -646,7 +594,7 @@ impl RetryPolicy {
                 .into_error(ErrorCode::RetryPolicyInvalid)
                 .map(|()| Self::default()),
             Some(Err(e)) => {
-                faults.0.extend(e.iter_faults().cloned());
+                faults.0.extend(e.faults().iter().cloned());
                 faults
                     .into_error(ErrorCode::RetryPolicyInvalid)
                     .map(|()| Self::default())
@@ -665,16 +613,6 @@ impl RetryPolicy {
             layer.check_into(Faults::default(), &layer_ctx(i, layers.len()), &mut faults);
         }
         Self::merge_checked(layers.to_vec(), faults)
-    }
-
-    /// The layers merged by the single-pass reader, or `None` when one of
-    /// them needs the complete reader.
-    fn fast_merge(texts: &[&str]) -> Option<PartialPolicy> {
-        let (first, rest) = texts.split_first()?;
-        let first = crate::fast_layer::layer(first)?;
-        rest.iter().try_fold(first, |merged, t| {
-            Some(merged.merge_owned(crate::fast_layer::layer(t)?))
-        })
     }
 
     /// Merges checked layers and applies the rule across fields.
@@ -696,7 +634,7 @@ impl RetryPolicy {
         let interval_faults = faults
             .0
             .iter()
-            .any(|f| f.field == "initial_interval" || f.field == "max_interval");
+            .any(|f| matches!(f.field.as_deref(), Some("initial_interval" | "max_interval")));
         if !interval_faults && max < initial {
             let whose = |set: bool| {
                 if set {
@@ -707,14 +645,7 @@ impl RetryPolicy {
             };
             faults.push(
                 "max_interval",
-                msg!(
-                    "expected max_interval >= initial_interval, found max_interval ",
-                    duration::format_ms(max),
-                    whose(merged.max_interval_ms.is_some()),
-                    " < initial_interval ",
-                    duration::format_ms(initial),
-                    whose(merged.initial_interval_ms.is_some())
-                ),
+                format!("expected max_interval >= initial_interval, found max_interval {}{} < initial_interval {}{}", duration::format_ms(max), whose(merged.max_interval_ms.is_some()), duration::format_ms(initial), whose(merged.initial_interval_ms.is_some())),
             );
         }
         if !faults.0.is_empty() {
@@ -797,42 +728,15 @@ impl RetryPolicy {
         self.write(true)
     }
 
-    /// The `Serialize` impl's output as `serde_json` writes it (the tests
-    /// hold the two together).
     fn write(&self, pretty: bool) -> String {
-        let mut w = Writer::new(pretty);
-        w.open('{');
-        if let Some(p) = &self.preset {
-            w.key(true, "preset");
-            w.map(&p.config);
-            w.close('}', false);
-            return w.finish();
-        }
-        w.key(true, "max_attempts");
-        w.u64(self.max_attempts);
-        w.key(false, "initial_interval");
-        w.string(&duration::format_ms(self.initial_interval_ms));
-        w.key(false, "backoff_coefficient");
-        w.f64(self.backoff_coefficient);
-        w.key(false, "max_interval");
-        w.string(&duration::format_ms(self.max_interval_ms));
-        w.key(false, "jitter");
-        w.bool(self.jitter);
-        w.key(false, "non_retryable_errors");
-        w.open('[');
-        for (i, e) in self.non_retryable_errors.iter().enumerate() {
-            w.item(i == 0);
-            w.string(e);
-        }
-        w.close(']', self.non_retryable_errors.is_empty());
-        w.key(false, "on_exhaustion");
-        w.string(self.on_exhaustion.as_str());
-        if self.strategy != Strategy::Exponential {
-            w.key(false, "backoff_strategy");
-            w.string(self.strategy.as_str());
-        }
-        w.close('}', false);
-        w.finish()
+        let text = if pretty {
+            serde_json::to_string_pretty(self)
+        } else {
+            serde_json::to_string(self)
+        };
+        // Serialising a policy cannot fail: every value is a string, an
+        // integer, a finite double or a boolean.
+        text.unwrap_or_default()
     }
 
     /// The delay in ms before retry `retry_number` (1-based; retry 1 follows
@@ -850,117 +754,10 @@ impl RetryPolicy {
     /// let p = RetryPolicy::from_json(r#"{"jitter": false}"#).unwrap();
     /// assert_eq!(p.delay(10, JitterSource::Seed(1)).unwrap(), 300_000); // 512 s capped at PT5M
     /// ```
-    // Not forced inline: inlined into a caller's loop (criterion's, with
-    // `black_box` retry numbers) it measured 1.5× slower than the call.
     #[inline]
     pub fn delay(&self, retry_number: u64, jitter: JitterSource<'_>) -> Result<u64, Error> {
         check_retry_number(retry_number)?;
         self.delay_for(retry_number, &jitter)
-    }
-
-    /// [`RetryPolicy::delay`] without its error: `Some` of the delay where
-    /// `delay` gives one, `None` where it gives an error (call `delay` then
-    /// to have it). For bindings' fast paths, which fall back to their full
-    /// method on `None`: no [`Error`] is built, and the result needs no
-    /// memory (at opt-level "z" a `Result<u64, Error>` is returned through
-    /// the stack and `delay` stays a call).
-    ///
-    /// ```
-    /// use ojs_retry::{RetryPolicy, JitterSource};
-    /// let p = RetryPolicy::default();
-    /// let u = JitterSource::Uniform(0.5);
-    /// assert_eq!(p.delay_ok(3, u), p.delay(3, u).ok());
-    /// assert_eq!(p.delay_ok(0, u), None);
-    /// assert_eq!(p.delay_ok(3, JitterSource::Uniform(1.0)), None);
-    /// ```
-    #[inline]
-    #[must_use]
-    pub fn delay_ok(&self, retry_number: u64, jitter: JitterSource<'_>) -> Option<u64> {
-        let n = retry_number;
-        if n == 0 || n > MAX_MS {
-            return None;
-        }
-        let sample = match jitter {
-            // Presets have formulas of their own: `delay`, out of line,
-            // through helpers taking and giving plain numbers (with the
-            // `JitterSource` and the `Result` in memory, the inlined caller
-            // kept a shadow-stack frame on every call, preset or not).
-            JitterSource::Uniform(u) if self.preset.is_some() => {
-                return from_cold(self.preset_delay_uniform(n, u));
-            }
-            JitterSource::Seed(seed) if self.preset.is_some() => {
-                return from_cold(self.preset_delay_seed(n, seed));
-            }
-            _ if self.preset.is_some() => return self.delay_other(n, jitter),
-            // Checked even when the policy has no jitter, as `sample` does;
-            // a spread of none ignores the sample.
-            JitterSource::Uniform(u) => Sample::unit(u)?,
-            JitterSource::Seed(seed) => Sample::from_u64(crate::jitter::splitmix64(seed, n)),
-            // A key's hash, OS entropy: not the fast case.
-            _ => return self.delay_other(n, jitter),
-        };
-        self.delay_sampled(n, sample)
-    }
-
-    /// [`RetryPolicy::delay_ok`] with the sample itself: the delay of
-    /// retry `retry_number` for the sample `k` that `Uniform(k / 2^53)`
-    /// stands for, `None` for a retry number outside `1..=2^53−1`. For
-    /// callers that draw random words (`Sample::from_u64`) and would
-    /// otherwise turn them into a fraction that the engine turns back.
-    ///
-    /// ```
-    /// use ojs_retry::{JitterSource, RetryPolicy, Sample};
-    /// let p = RetryPolicy::default();
-    /// let word = 0x9e37_79b9_7f4a_7c15_u64;
-    /// let s = Sample::from_u64(word);
-    /// assert_eq!(p.delay_sampled(3, s), p.delay(3, JitterSource::Uniform(s.as_unit())).ok());
-    /// assert_eq!(p.delay_sampled(0, s), None);
-    /// ```
-    // Always inlined: natively `delay_ok` otherwise stayed two calls deep
-    // in the bindings' fast exports (3 ns of Node's 64 ns `delay(n, u)`).
-    #[inline(always)]
-    #[must_use]
-    pub fn delay_sampled(&self, retry_number: u64, sample: Sample) -> Option<u64> {
-        let n = retry_number;
-        if n == 0 || n > MAX_MS {
-            return None;
-        }
-        if self.preset.is_some() {
-            return from_cold(self.preset_delay_uniform(n, sample.as_unit()));
-        }
-        let b = &self.backoff;
-        let capped = b.capped_ms(n, &self.capped);
-        // OJS's spread (`jitter: true`) inline; the others through the match.
-        Some(match b.spread {
-            Spread::Proportional => b.proportional(capped, sample),
-            _ => b.jittered(capped, sample),
-        })
-    }
-
-    /// [`RetryPolicy::delay`] with a uniform sample, [`COLD_NONE`] for an
-    /// error: [`RetryPolicy::delay_ok`]'s preset route.
-    #[cold]
-    #[inline(never)]
-    fn preset_delay_uniform(&self, n: u64, u: f64) -> u64 {
-        self.delay(n, JitterSource::Uniform(u)).unwrap_or(COLD_NONE)
-    }
-
-    /// [`RetryPolicy::delay`], `ok`: [`RetryPolicy::delay_ok`]'s route for
-    /// the sources it does not take itself. Out of line so that `delay`
-    /// stays a call there: inlined (as it was once `delay` had several
-    /// callers in the wasm build) it gave the fast export a shadow-stack
-    /// frame and cost 8 ns per call.
-    #[cold]
-    #[inline(never)]
-    fn delay_other(&self, n: u64, jitter: JitterSource<'_>) -> Option<u64> {
-        self.delay(n, jitter).ok()
-    }
-
-    /// As [`RetryPolicy::preset_delay_uniform`], with a seed.
-    #[cold]
-    #[inline(never)]
-    fn preset_delay_seed(&self, n: u64, seed: u64) -> u64 {
-        self.delay(n, JitterSource::Seed(seed)).unwrap_or(COLD_NONE)
     }
 
     /// Several delays with one jitter source, for batches: the source is
@@ -982,8 +779,6 @@ impl RetryPolicy {
     /// }
     /// # Ok::<(), ojs_retry::Error>(())
     /// ```
-    // Inlined: returned through memory, the batch's setup read it back
-    // wider than it was written (a store-forwarding stall per batch).
     #[inline]
     pub fn delays_with<'p>(&'p self, jitter: JitterSource<'p>) -> Result<Delays<'p>, Error> {
         let draw = if self.preset.is_some() {
@@ -1001,6 +796,25 @@ impl RetryPolicy {
             }
         };
         Ok(Delays { policy: self, draw })
+    }
+
+    /// The delays of a batch in place: each slot holds a retry number (as a
+    /// double, as hosts with only doubles hold it) and receives its delay in
+    /// ms, as [`Delays::fill`] gives them.
+    ///
+    /// # Errors
+    ///
+    /// As [`Delays::fill`].
+    ///
+    /// ```
+    /// use ojs_retry::{RetryPolicy, JitterSource};
+    /// let mut slots = [1.0, 2.0, 3.0];
+    /// RetryPolicy::default().delays_into(&mut slots, JitterSource::Uniform(0.5))?;
+    /// assert_eq!(slots, [1_000.0, 2_000.0, 4_000.0]);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
+    pub fn delays_into(&self, slots: &mut [f64], jitter: JitterSource<'_>) -> Result<(), Error> {
+        self.delays_with(jitter)?.fill(slots)
     }
 
     /// The delay of retry `n` (already checked), from the preset's formula
@@ -1037,12 +851,7 @@ impl RetryPolicy {
         if count > MAX_SCHEDULE_ROWS {
             return Err(Error::arg(
                 "count",
-                msg!(
-                    "expected at most ",
-                    MAX_SCHEDULE_ROWS,
-                    " rows, found ",
-                    count
-                ),
+                format!("expected at most {} rows, found {}", MAX_SCHEDULE_ROWS, count),
             ));
         }
         if let Some(j) = &jitter {
@@ -1124,14 +933,13 @@ impl Delays<'_> {
     }
 
     /// The delays of many retries in place: each slot holds a retry number
-    /// as a JavaScript number (an `f64`, as [`crate::args::uint_from_f64`]
-    /// takes it) and is overwritten with that retry's delay in ms (exact:
+    /// as a double (as [`crate::uint_from_f64`] takes it) and is overwritten with that retry's delay in ms (exact:
     /// at most 2^53 − 1). Each answer equals [`Delays::delay`]'s.
     ///
     /// # Errors
     ///
     /// The first slot that is not a valid retry number stops the batch with
-    /// the error [`crate::args::uint_from_f64`] or [`Delays::delay`] gives
+    /// the error [`crate::uint_from_f64`] or [`Delays::delay`] gives
     /// for it (field `"retry_number"`); the slots before it hold their
     /// delays, it and the later ones are unchanged.
     ///
@@ -1147,83 +955,18 @@ impl Delays<'_> {
     /// # Ok::<(), ojs_retry::Error>(())
     /// ```
     pub fn fill(&self, slots: &mut [f64]) -> Result<(), Error> {
-        // One loop in the wasm build, whose size is a target too: the
-        // specialised loops cost 3.3 KB there.
-        #[cfg(target_family = "wasm")]
-        {
-            fill_each(slots, |n| self.delay(n))
+        for slot in slots {
+            let n = uint_from_f64("retry_number", *slot)?;
+            let d = self.delay(n)?;
+            // d ≤ 2^53 − 1: exact as a double.
+            #[allow(clippy::cast_precision_loss)]
+            let d = d as f64;
+            *slot = d;
         }
-        #[cfg(not(target_family = "wasm"))]
-        {
-            self.fill_specialised(slots)
-        }
-    }
-
-    /// [`Delays::fill`], with the source and the spread matched once per
-    /// batch, not per retry, so that each loop below is the table lookup
-    /// (or the cap), the draw and the jitter, inlined. Plain policies have
-    /// no spread but none and OJS's proportional one; presets draw per
-    /// retry.
-    #[cfg(not(target_family = "wasm"))]
-    fn fill_specialised(&self, slots: &mut [f64]) -> Result<(), Error> {
-        let p = self.policy;
-        let (b, known) = (&p.backoff, &p.capped);
-        match (self.draw, b.spread) {
-            (Draw::Each(ref j), _) => fill_each(slots, |n| p.delay_for(n, j)),
-            // `jittered` without a spread is `min(capped, cap)`: `capped`.
-            (_, Spread::None) => fill_each(slots, |n| Ok(b.capped_ms(n, known))),
-            (Draw::Fixed(s), Spread::Proportional) => {
-                fill_each(slots, |n| Ok(b.proportional(b.capped_ms(n, known), s)))
-            }
-            (Draw::Stream(seed), Spread::Proportional) => fill_each(slots, |n| {
-                let s = Sample::from_u64(crate::jitter::splitmix64(seed, n));
-                Ok(b.proportional(b.capped_ms(n, known), s))
-            }),
-            (Draw::Fixed(s), _) => fill_each(slots, |n| Ok(b.delay_capped(n, s, known))),
-            (Draw::Stream(seed), _) => fill_each(slots, |n| {
-                let s = Sample::from_u64(crate::jitter::splitmix64(seed, n));
-                Ok(b.delay_capped(n, s, known))
-            }),
-        }
+        Ok(())
     }
 }
 
-/// [`Delays::fill`]'s loop, with the per-retry step `delay` (given a
-/// checked retry number).
-#[inline(always)]
-fn fill_each(
-    slots: &mut [f64],
-    mut delay: impl FnMut(u64) -> Result<u64, Error>,
-) -> Result<(), Error> {
-    for slot in slots {
-        let x = *slot;
-        let n = match crate::args::uint_of_f64(x) {
-            Some(n) => n,
-            // Not an integer in range: the same test, for its error.
-            None => crate::args::uint_from_f64("retry_number", x)?,
-        };
-        check_retry_number(n)?;
-        let d = delay(n)?;
-        // d ≤ 2^53 − 1: exact, and a signed conversion (one instruction,
-        // where an unsigned one takes six on x86-64).
-        #[allow(clippy::cast_precision_loss, clippy::cast_possible_wrap)]
-        let d = d.min(MAX_MS) as i64 as f64;
-        *slot = d;
-    }
-    Ok(())
-}
-
-/// The error of the preset helpers of [`RetryPolicy::delay_ok`]: no delay
-/// is above [`MAX_MS`], so this one stands for none.
-const COLD_NONE: u64 = u64::MAX;
-
-/// A preset helper's answer as [`RetryPolicy::delay_ok`]'s.
-#[inline(always)]
-fn from_cold(d: u64) -> Option<u64> {
-    (d != COLD_NONE).then_some(d)
-}
-
-#[inline]
 pub(crate) fn check_retry_number(n: u64) -> Result<(), Error> {
     if n == 0 || n > MAX_MS {
         return Err(bad_retry_number(n));
@@ -1231,18 +974,10 @@ pub(crate) fn check_retry_number(n: u64) -> Result<(), Error> {
     Ok(())
 }
 
-/// Out of line so that [`check_retry_number`] inlines into the hot path.
-#[cold]
-#[inline(never)]
 fn bad_retry_number(n: u64) -> Error {
     Error::arg(
         "retry_number",
-        msg!(
-            "expected a retry number between 1 and ",
-            MAX_MS,
-            ", found ",
-            n
-        ),
+        format!("expected a retry number between 1 and {}, found {}", MAX_MS, n),
     )
 }
 
@@ -1266,7 +1001,7 @@ fn field_rank(field: &str) -> usize {
 
 fn layer_ctx(i: usize, n: usize) -> String {
     if n > 1 {
-        msg!("layer ", i.saturating_add(1), ": ")
+        format!("layer {}: ", i.saturating_add(1))
     } else {
         String::new()
     }
@@ -1298,64 +1033,22 @@ impl Serialize for RetryPolicy {
     }
 }
 
-#[cfg(feature = "serde")]
+/// A policy embedded in the caller's own serde data, read and validated as
+/// [`RetryPolicy::from_deserializer`] reads it; an error's message is the
+/// engine error's one line.
 impl<'de> serde::Deserialize<'de> for RetryPolicy {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = Value::deserialize(d)?;
-        Self::from_value(&v).map_err(serde::de::Error::custom)
+        Self::from_deserializer(d).map_err(serde::de::Error::custom)
     }
 }
 
 /// The JSON type of a value, for messages.
-pub(crate) fn kind(v: &Value) -> String {
-    match v {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => msg!("the boolean ", b),
-        Value::Number(n) => msg!("the number ", n),
-        Value::String(s) => msg!("the string ", quote(s)),
-        Value::Array(_) => "an array".to_owned(),
-        Value::Object(_) => "an object".to_owned(),
-    }
-}
 
-const _: () = assert!(MAX_MS == 9_007_199_254_740_991);
-
-/// Reads an integer field: JSON Schema integers (`3`, `3.0`, `1e2`), at
-/// most 2^53 − 1.
-pub(crate) fn read_uint(v: &Value) -> Result<u64, String> {
-    // A literal (MAX_MS spelled out, checked below) so that the success
-    // path formats nothing.
-    let expected = "expected a non-negative integer at most 9007199254740991";
-    let Value::Number(n) = v else {
-        return Err(msg!(expected, ", found ", kind(v)));
-    };
-    if let Some(u) = n.as_u64() {
-        return if u <= MAX_MS {
-            Ok(u)
-        } else {
-            Err(msg!(expected, ", found ", n))
-        };
-    }
-    if n.is_i64() {
-        return Err(msg!(expected, ", found ", n));
-    }
-    let f = n.as_f64().unwrap_or(f64::NAN);
-    if !f.is_finite() || libm::trunc(f) != f {
-        return Err(msg!(expected, ", found ", n, " (not an integer)"));
-    }
-    #[allow(clippy::cast_precision_loss)]
-    if f < 0.0 || f > MAX_MS as f64 {
-        return Err(msg!(expected, ", found ", n));
-    }
-    // Integral and within [0, 2^53): exact.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    Ok(f as u64)
-}
 
 fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
     let mut p = PartialPolicy::default();
     let Value::Object(map) = value else {
-        faults.push("", msg!(ctx, "expected a JSON object, found ", kind(value)));
+        faults.push("", format!("{}expected a JSON object, found {}", ctx, Value::describe(value)));
         return p;
     };
     let get = |name: &str| map.get(name);
@@ -1363,7 +1056,7 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
     if let Some(v) = get("max_attempts") {
         match read_uint(v) {
             Ok(n) => p.max_attempts = Some(n),
-            Err(m) => faults.push("max_attempts", msg!(ctx, m)),
+            Err(m) => faults.push("max_attempts", format!("{}{}", ctx, m)),
         }
     }
     for (field, slot) in [
@@ -1374,15 +1067,11 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
             match v {
                 Value::String(s) => match duration::parse_ms(s) {
                     Ok(ms) => *slot = Some(ms),
-                    Err(m) => faults.push(field, msg!(ctx, m)),
+                    Err(m) => faults.push(field, format!("{}{}", ctx, m)),
                 },
                 other => faults.push(
                     field,
-                    msg!(
-                        ctx,
-                        "expected an ISO 8601 duration string such as \"PT1S\", found ",
-                        kind(other)
-                    ),
+                    format!("{}expected an ISO 8601 duration string such as \"PT1S\", found {}", ctx, Value::describe(other)),
                 ),
             }
         }
@@ -1392,7 +1081,7 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
             Some(c) if v.is_number() => p.backoff_coefficient = Some(c),
             _ => faults.push(
                 "backoff_coefficient",
-                msg!(ctx, "expected a number >= 1.0, found ", kind(v)),
+                format!("{}expected a number >= 1.0, found {}", ctx, Value::describe(v)),
             ),
         }
     }
@@ -1401,7 +1090,7 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
             Value::Bool(b) => p.jitter = Some(*b),
             other => faults.push(
                 "jitter",
-                msg!(ctx, "expected true or false, found ", kind(other)),
+                format!("{}expected true or false, found {}", ctx, Value::describe(other)),
             ),
         }
     }
@@ -1413,8 +1102,8 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
                     match item {
                         Value::String(s) => list.push(s.clone()),
                         other => faults.push(
-                            msg!("non_retryable_errors[", i, "]"),
-                            msg!(ctx, "expected an error type string, found ", kind(other)),
+                            format!("non_retryable_errors[{}]", i),
+                            format!("{}expected an error type string, found {}", ctx, Value::describe(other)),
                         ),
                     }
                 }
@@ -1422,11 +1111,7 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
             }
             other => faults.push(
                 "non_retryable_errors",
-                msg!(
-                    ctx,
-                    "expected an array of error type strings, found ",
-                    kind(other)
-                ),
+                format!("{}expected an array of error type strings, found {}", ctx, Value::describe(other)),
             ),
         }
     }
@@ -1435,11 +1120,7 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
             Some(o) => p.on_exhaustion = Some(o),
             None => faults.push(
                 "on_exhaustion",
-                msg!(
-                    ctx,
-                    "expected \"discard\" or \"dead_letter\", found ",
-                    kind(v)
-                ),
+                format!("{}expected \"discard\" or \"dead_letter\", found {}", ctx, Value::describe(v)),
             ),
         }
     }
@@ -1448,7 +1129,7 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
             Some(s) => p.backoff_strategy = Some(s),
             None => faults.push(
                 "backoff_strategy",
-                msg!(ctx, "expected \"exponential\", \"polynomial\", \"linear\" or \"none\" (alias \"constant\"), found ", kind(v)),
+                format!("{}expected \"exponential\", \"polynomial\", \"linear\" or \"none\" (alias \"constant\"), found {}", ctx, Value::describe(v)),
             ),
         }
     }
@@ -1456,13 +1137,7 @@ fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
     for key in map.keys().filter(|k| !FIELDS.contains(&k.as_str())) {
         faults.push(
             key.clone(),
-            msg!(
-                ctx,
-                "unknown field ",
-                quote(key),
-                "; expected one of ",
-                FIELDS.join(", ")
-            ),
+            format!("{}unknown field {}; expected one of {}", ctx, quote(key), FIELDS.join(", ")),
         );
     }
     p

@@ -14,10 +14,10 @@
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
-use crate::decision::Failure;
+use crate::failure::Failure;
 use crate::duration::MAX_MS;
 use crate::error::Error;
-use crate::text::msg;
+use alloc::format;
 use crate::time::{MAX_INSTANT_MS, check_instant};
 
 /// A worker's hold on one attempt of a job.
@@ -56,12 +56,7 @@ impl Reservation {
         if visibility_timeout_ms == 0 || visibility_timeout_ms > MAX_MS {
             return Err(Error::arg(
                 "visibility_timeout_ms",
-                msg!(
-                    "expected a timeout between 1 and ",
-                    MAX_MS,
-                    " ms, found ",
-                    visibility_timeout_ms
-                ),
+                format!("expected a timeout between 1 and {} ms, found {}", MAX_MS, visibility_timeout_ms),
             ));
         }
         Ok(Self {

@@ -8,7 +8,7 @@
 use alloc::string::String;
 
 use crate::error::{Error, quote};
-use crate::text::msg;
+use alloc::format;
 
 /// The largest instant accepted: 9999-12-31T23:59:59.999Z, the last one RFC
 /// 3339 can write. `now` must lie in `[0, MAX_INSTANT_MS]`; a
@@ -20,12 +20,7 @@ pub(crate) fn check_instant(field: &str, ms: u64) -> Result<u64, Error> {
     if ms > MAX_INSTANT_MS {
         return Err(Error::arg(
             field,
-            msg!(
-                "expected epoch milliseconds between 0 and ",
-                MAX_INSTANT_MS,
-                " (9999-12-31T23:59:59.999Z), found ",
-                ms
-            ),
+            format!("expected epoch milliseconds between 0 and {} (9999-12-31T23:59:59.999Z), found {}", MAX_INSTANT_MS, ms),
         ));
     }
     Ok(ms)
@@ -63,7 +58,7 @@ pub(crate) fn format_ms(ms: u64) -> String {
         ((rem / 1_000) % 60, 2, '.'),
         (rem % 1_000, 3, 'Z'),
     ] {
-        crate::text::push_padded(&mut out, n, width);
+        out.push_str(&format!("{n:0width$}"));
         out.push(after);
     }
     out
@@ -92,12 +87,7 @@ pub fn parse_timestamp(text: &str) -> Result<u64, Error> {
 #[allow(clippy::arithmetic_side_effects)]
 pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
     let fail = |why: &str| {
-        msg!(
-            "expected an RFC 3339 timestamp such as \"2026-02-12T10:31:05.250Z\", found ",
-            quote(text),
-            ": ",
-            why
-        )
+        format!("expected an RFC 3339 timestamp such as \"2026-02-12T10:31:05.250Z\", found {}: {}", quote(text), why)
     };
     let b = text.as_bytes();
     let num = |from: usize, len: usize| -> Option<u64> {

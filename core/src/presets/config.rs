@@ -6,21 +6,21 @@ use alloc::borrow::ToOwned;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::json::{Map, Number, Value};
+use crate::value::{Map, Number, Value};
 
 use crate::decision::Action;
 use crate::error::{Faults, quote, show_f64};
-use crate::policy::{kind, read_uint};
-use crate::text::msg;
+use crate::value::read_uint;
+use alloc::format;
 
 pub(crate) struct Reader<'a> {
-    map: &'a Map<String, Value>,
+    map: &'a Map,
     pub(crate) faults: Faults,
-    pub(crate) out: Map<String, Value>,
+    pub(crate) out: Map,
 }
 
 impl<'a> Reader<'a> {
-    pub(crate) fn new(map: &'a Map<String, Value>) -> Self {
+    pub(crate) fn new(map: &'a Map) -> Self {
         Self {
             map,
             faults: Faults::default(),
@@ -37,7 +37,6 @@ impl<'a> Reader<'a> {
     }
 
     /// The fault "`expected`, found <what `v` is>" for `key`.
-    #[inline(never)]
     pub(crate) fn bad(&mut self, key: &str, expected: &str, v: &Value) {
         self.fault(key, found(expected, v));
     }
@@ -51,14 +50,7 @@ impl<'a> Reader<'a> {
                 Ok(n) => {
                     self.fault(
                         key,
-                        msg!(
-                            "expected an integer between ",
-                            min,
-                            " and ",
-                            max,
-                            ", found ",
-                            n
-                        ),
+                        format!("expected an integer between {} and {}, found {}", min, max, n),
                     );
                     default
                 }
@@ -210,7 +202,7 @@ impl<'a> Reader<'a> {
         mut self,
         system: &str,
         options: &[(&'static str, T)],
-    ) -> (Map<String, Value>, Faults) {
+    ) -> (Map, Faults) {
         for key in self.map.keys() {
             if key != "system" && !options.iter().any(|o| o.0 == key) {
                 let known = known_list(options);
@@ -242,8 +234,7 @@ pub(crate) fn cat(parts: &[&str]) -> String {
 /// `map[key] = v`: one out-of-line copy of the insertion (with its key
 /// allocation and the drop of the value replaced) for every canonical
 /// value.
-#[inline(never)]
-pub(crate) fn put(map: &mut Map<String, Value>, key: &str, v: Value) {
+pub(crate) fn put(map: &mut Map, key: &str, v: Value) {
     map.insert(String::from(key), v);
 }
 
@@ -255,12 +246,12 @@ pub(crate) fn in_range(v: &Value, min: f64, max: f64) -> Option<f64> {
 
 /// The field `preset.<key>[<i>]`.
 pub(crate) fn item_field(key: &str, i: usize) -> String {
-    msg!("preset.", key, "[", i, "]")
+    format!("preset.{}[{}]", key, i)
 }
 
 /// "`expected`, found <what `v` is>".
 pub(crate) fn found(expected: &str, v: &Value) -> String {
-    cat(&[expected, ", found ", &kind(v)])
+    cat(&[expected, ", found ", &v.describe()])
 }
 
 /// The option names of a system, sorted, without repeats and joined with

@@ -122,13 +122,11 @@ fn unit(k: u64) -> f64 {
 /// `a · b` saturating. Out of line, as are [`times_u`] and [`secs`]: on
 /// wasm32 each inlined copy is a 128-bit multiply with its overflow check
 /// (~25 of them in `eval`).
-#[inline(never)]
 pub(crate) fn mul(a: u64, b: u64) -> u64 {
     a.saturating_mul(b)
 }
 
 /// `floor(m · k / 2^53)`, i.e. `floor(m · u)`, exactly; saturating.
-#[inline(never)]
 fn times_u(m: u64, k: u64) -> u64 {
     // Two u64 factors cannot overflow u128; saturating only to satisfy the lint.
     let p = u128::from(m).saturating_mul(u128::from(k)) >> 53;
@@ -140,7 +138,6 @@ fn trunc_ms(x: f64) -> u64 {
     crate::backoff::to_ms(x, crate::backoff::Rounding::Floor)
 }
 
-#[inline(never)]
 fn secs(s: u64) -> u64 {
     mul(s, 1_000).min(MAX_MS)
 }

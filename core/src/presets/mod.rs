@@ -17,7 +17,7 @@
 //! ```
 //! use ojs_retry::{RetryPolicy, Failure, JitterSource, Action};
 //! // Sidekiq 8: `sidekiq_options retry: 5`.
-//! let p = RetryPolicy::preset("sidekiq", r#"{"retry": 5}"#)?;
+//! let p = RetryPolicy::preset_json("sidekiq", r#"{"retry": 5}"#)?;
 //! // retry_count 0: 0**4 + 15 s, plus rand(10 * 1) s of jitter (u = 0.5 → 5).
 //! assert_eq!(p.delay(1, JitterSource::Uniform(0.5))?, 20_000);
 //! // The sixth failure exhausts five retries: the dead set.
@@ -35,7 +35,7 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::json::{AsValue, Map, Value};
+use crate::value::{Map, Value};
 
 use crate::backoff::{Backoff, Curve, Rounding, Spread};
 use crate::decision::Action;
@@ -43,10 +43,10 @@ use crate::duration::MAX_MS;
 use crate::error::{Error, ErrorCode, quote};
 use crate::jitter::JitterSource;
 use crate::matching::first_match;
-use crate::policy::{OnExhaustion, RetryPolicy, kind};
+use crate::policy::{OnExhaustion, RetryPolicy};
 use crate::{ScheduleRow, Strategy};
 
-use crate::text::msg;
+use alloc::format;
 use config::{Reader, cat, found, in_range};
 use formula::{BullKind, Formula, RatchetPolicy, SidekiqJitter, ZzzStrategy};
 
@@ -80,7 +80,7 @@ pub const MAX_CHAIN: u64 = 100_000;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Preset {
     /// `{"system": ..., every option}`.
-    pub(crate) config: Map<String, Value>,
+    pub(crate) config: Map,
     pub(crate) formula: Formula,
     /// The last failed attempt that is still retried; `None`: no limit.
     pub(crate) last_retried: Option<u64>,
@@ -132,12 +132,7 @@ impl Preset {
             if n > MAX_CHAIN {
                 return Err(Error::arg(
                     "retry_number",
-                    msg!(
-                        "decorrelated jitter walks the chain of every earlier retry; expected a retry number at most ",
-                        MAX_CHAIN,
-                        ", found ",
-                        n
-                    ),
+                    format!("decorrelated jitter walks the chain of every earlier retry; expected a retry number at most {}, found {}", MAX_CHAIN, n),
                 ));
             }
             let mut prev = b.initial_ms;
@@ -240,7 +235,7 @@ pub(crate) fn from_value(value: &Value) -> Result<RetryPolicy, Error> {
             }
             Some(v) => Err((
                 "preset.system",
-                cat(&["expected one of ", SYSTEM_LIST, ", found ", &kind(v)]),
+                cat(&["expected one of ", SYSTEM_LIST, ", found ", &v.describe()]),
             )),
             None => Err((
                 "preset.system",
@@ -320,7 +315,6 @@ fn ojs(
 
 /// Seconds to ms for the plain policy (saturating: Celery's factor may
 /// reach 9e15 s). Out of line: each inlined copy costs a 128-bit multiply.
-#[inline(never)]
 fn times_1000(s: u64) -> u64 {
     formula::mul(s, 1000)
 }
@@ -536,7 +530,6 @@ fn index_u64(i: usize) -> u64 {
 /// Reads every option of the table in order into `read`, the faults and
 /// canonical values into `r`.
 // Out of line: inlined into `from_value` it costs ~180 B more.
-#[inline(never)]
 fn read_options(options: Options, r: &mut Reader<'_>, read: &mut Read) {
     for (i, &(key, opt)) in options.iter().enumerate() {
         let v = match opt {
@@ -570,18 +563,7 @@ fn read_options(options: Options, r: &mut Reader<'_>, read: &mut Read) {
                     let unit = if ms { " ms" } else { "" };
                     r.fault(
                         key,
-                        msg!(
-                            "expected ",
-                            key,
-                            " >= ",
-                            other,
-                            ", found ",
-                            v,
-                            unit,
-                            " < ",
-                            min,
-                            unit
-                        ),
+                        format!("expected {} >= {}, found {}{} < {}{}", key, other, v, unit, min, unit),
                     );
                 }
                 0
@@ -609,7 +591,7 @@ fn read_sidekiq_retry(r: &mut Reader<'_>, max_retries: u64) -> Option<u64> {
     let retry = match raw {
         None | Some(Value::Bool(true)) => Some(max_retries),
         Some(Value::Bool(false)) => None,
-        Some(v) => match crate::policy::read_uint(v) {
+        Some(v) => match crate::value::read_uint(v) {
             Ok(n) => Some(n),
             Err(m) => {
                 r.fault("retry", cat(&[&m, ", or true / false"]));
@@ -630,7 +612,7 @@ fn read_sidekiq_retry(r: &mut Reader<'_>, max_retries: u64) -> Option<u64> {
 fn read_faktory_retry(r: &mut Reader<'_>) -> i64 {
     let v = match r.raw("retry") {
         None => 25,
-        Some(v) => match crate::policy::read_uint(v) {
+        Some(v) => match crate::value::read_uint(v) {
             // At most 2^53 - 1: exact.
             #[allow(clippy::cast_possible_wrap)]
             Ok(n) => n as i64,
@@ -971,7 +953,7 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
                 Some("fixed") => BullKind::Fixed,
                 Some("exponential") => BullKind::Exponential,
                 _ => {
-                    let found = m.get("type").map_or_else(|| "nothing".to_owned(), kind);
+                    let found = m.get("type").map_or_else(|| "nothing".to_owned(), Value::describe);
                     r.fault(
                         "backoff.type",
                         cat(&[
@@ -1040,14 +1022,14 @@ fn read_rq_interval(r: &mut Reader<'_>) -> Vec<u64> {
         Some(Value::Array(items)) if !items.is_empty() => {
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
-                match crate::policy::read_uint(item) {
+                match crate::value::read_uint(item) {
                     Ok(s) => out.push(s),
                     Err(m) => r.faults.push(config::item_field("interval", i), m),
                 }
             }
             out
         }
-        Some(v) => match crate::policy::read_uint(v) {
+        Some(v) => match crate::value::read_uint(v) {
             Ok(s) => alloc::vec![s],
             Err(_) => {
                 r.bad("interval", expected, v);
@@ -1076,25 +1058,25 @@ impl RetryPolicy {
     /// ```
     /// use ojs_retry::{RetryPolicy, JitterSource};
     /// // Celery: `retry_backoff=True, retry_jitter=False`: 1, 2, 4 ... s.
-    /// let p = RetryPolicy::preset("celery", r#"{"retry_backoff": true, "retry_jitter": false}"#)?;
+    /// let p = RetryPolicy::preset_json("celery", r#"{"retry_backoff": true, "retry_jitter": false}"#)?;
     /// assert_eq!(p.delay(3, JitterSource::Uniform(0.0))?, 4_000);
     /// # Ok::<(), ojs_retry::Error>(())
     /// ```
-    pub fn preset(system: &str, config_json: &str) -> Result<Self, Error> {
-        let value = crate::json::parse(config_json)
+    pub fn preset_json(system: &str, config_json: &str) -> Result<Self, Error> {
+        let value = Value::from_json(config_json)
             .map_err(|m| Error::new(ErrorCode::RetryPolicyInvalid, "preset", m))?;
-        Self::preset_value(system, &value)
+        Self::preset(system, &value)
     }
 
-    /// [`RetryPolicy::preset`] with the configuration as a JSON value (what
+    /// [`RetryPolicy::preset_json`] with the configuration as a [`Value`] (what
     /// the bindings pass for a JS object or a Python dict).
     ///
     /// # Errors
     ///
-    /// As [`RetryPolicy::preset`]; a `system` key inside the configuration
+    /// As [`RetryPolicy::preset_json`]; a `system` key inside the configuration
     /// must agree with `system`.
-    pub fn preset_value<V: AsValue + ?Sized>(system: &str, config: &V) -> Result<Self, Error> {
-        let mut map = match &*config.as_value() {
+    pub fn preset(system: &str, config: &Value) -> Result<Self, Error> {
+        let mut map = match config {
             Value::Object(m) => m.clone(),
             Value::Null => Map::new(),
             other => {
@@ -1115,7 +1097,7 @@ impl RetryPolicy {
                     "expected the options' system to agree with ",
                     &quote(system),
                     ", found ",
-                    &kind(s),
+                    &s.describe(),
                 ]),
             ));
         }
@@ -1126,7 +1108,7 @@ impl RetryPolicy {
     /// The preset's system name, when this policy is a preset.
     ///
     /// ```
-    /// let p = ojs_retry::RetryPolicy::preset("oban", "{}").unwrap();
+    /// let p = ojs_retry::RetryPolicy::preset_json("oban", "{}").unwrap();
     /// assert_eq!(p.preset_system(), Some("oban"));
     /// assert_eq!(ojs_retry::RetryPolicy::default().preset_system(), None);
     /// ```

@@ -1,0 +1,182 @@
+//! A failed attempt as the queue reports it: the one input of
+//! [`RetryPolicy::decide`](crate::RetryPolicy::decide) and
+//! [`RetryState::record_failure`](crate::RetryState::record_failure).
+
+use alloc::format;
+use alloc::string::String;
+
+use crate::decision::HandlerCode;
+use crate::describe::quote;
+use crate::duration::MAX_MS;
+use crate::error::{Error, ErrorCode, Faults};
+use crate::options::{Case, uint_arg};
+use crate::value::Value;
+
+/// A failed attempt.
+///
+/// ```
+/// use ojs_retry::{Failure, HandlerCode};
+/// let f = Failure::new(2).with_type("payment.card_stolen").with_code(HandlerCode::DeadLetter);
+/// assert_eq!((f.attempt, f.error_type.as_deref()), (2, Some("payment.card_stolen")));
+/// // A reservation that expired (RET-12) may still carry a type.
+/// let t = Failure::timeout(3).with_type("worker.stalled");
+/// assert!(t.timed_out);
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Failure {
+    /// The attempt that failed (1-based).
+    pub attempt: u64,
+    /// The error's dot-namespaced type, if any.
+    pub error_type: Option<String>,
+    /// The handler's response code, if any.
+    pub code: Option<HandlerCode>,
+    /// The reservation's visibility timeout expired (§9.2) instead of the
+    /// handler answering.
+    pub timed_out: bool,
+    /// A human-readable message, kept in the error history.
+    pub message: Option<String>,
+    /// Structured details, kept in the error history.
+    pub details: Option<Value>,
+}
+
+impl Failure {
+    /// A plain handler failure of `attempt`.
+    #[must_use]
+    pub fn new(attempt: u64) -> Self {
+        Self {
+            attempt,
+            ..Self::default()
+        }
+    }
+
+    /// An expired reservation of `attempt` (RET-12).
+    #[must_use]
+    pub fn timeout(attempt: u64) -> Self {
+        Self {
+            timed_out: true,
+            ..Self::new(attempt)
+        }
+    }
+
+    /// Sets the error type.
+    #[must_use]
+    pub fn with_type(mut self, error_type: impl Into<String>) -> Self {
+        self.error_type = Some(error_type.into());
+        self
+    }
+
+    /// Sets the handler code.
+    #[must_use]
+    pub fn with_code(mut self, code: HandlerCode) -> Self {
+        self.code = Some(code);
+        self
+    }
+
+    /// Sets the message.
+    #[must_use]
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+
+    /// Sets the details.
+    #[must_use]
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// Reads a failure object: `attempt`, `type`, `code`, `timed_out`
+    /// (`timedOut` in [`Case::Camel`]), `message` and `details`. `null`
+    /// stands for an absent key; unknown keys are faults. `attempt` may be
+    /// left out only when `default_attempt` is given (a state knows its
+    /// next attempt).
+    ///
+    /// # Errors
+    ///
+    /// `validation.invalid_argument` listing every fault.
+    ///
+    /// ```
+    /// use ojs_retry::{Case, Failure, Value};
+    /// let v = Value::from_json(r#"{"attempt": 2, "type": "net.reset", "timedOut": false}"#).unwrap();
+    /// let f = Failure::from_value(&v, Case::Camel, None).unwrap();
+    /// assert_eq!(f, Failure::new(2).with_type("net.reset"));
+    /// let typo = Value::from_json(r#"{"attempt": 2, "error_type": "x"}"#).unwrap();
+    /// assert_eq!(Failure::from_value(&typo, Case::Camel, None).unwrap_err().field(), Some("error_type"));
+    /// ```
+    pub fn from_value(value: &Value, case: Case, default_attempt: Option<u64>) -> Result<Self, Error> {
+        let mut faults = Faults::default();
+        let mut f = Self::new(default_attempt.unwrap_or(0));
+        let Some(map) = value.as_object() else {
+            faults.push("", format!("expected a failure object, found {}", value.describe()));
+            faults.into_error(ErrorCode::InvalidArgument)?;
+            return Ok(f);
+        };
+        let timed_out = case.key("timed_out");
+        let mut has_attempt = default_attempt.is_some();
+        for (key, v) in map {
+            let k = key.as_str();
+            let text = |faults: &mut Faults| match v.as_str() {
+                Some(s) => Some(s.into()),
+                None => {
+                    faults.push(k, format!("expected a string, found {}", v.describe()));
+                    None
+                }
+            };
+            match k {
+                _ if v.is_null() => {}
+                "attempt" => match uint_arg(k, v) {
+                    Ok(n) => {
+                        f.attempt = n;
+                        has_attempt = true;
+                    }
+                    Err(e) => faults.0.extend(e.faults().iter().cloned()),
+                },
+                "type" => f.error_type = text(&mut faults),
+                "message" => f.message = text(&mut faults),
+                "code" => match v.as_str().map(HandlerCode::parse) {
+                    Some(Ok(c)) => f.code = Some(c),
+                    Some(Err(e)) => faults.0.extend(e.faults().iter().cloned()),
+                    None => faults.push(k, format!("expected a handler code string, found {}", v.describe())),
+                },
+                "details" if v.is_finite() => f.details = Some(v.clone()),
+                "details" => faults.push(k, "expected JSON data, found a non-finite number"),
+                _ if k == timed_out => match v.as_bool() {
+                    Some(b) => f.timed_out = b,
+                    None => faults.push(k, format!("expected a boolean, found {}", v.describe())),
+                },
+                _ => faults.push(
+                    k,
+                    format!(
+                        "unknown field {}; expected attempt, type, code, {timed_out}, message or details",
+                        quote(k)
+                    ),
+                ),
+            }
+        }
+        if !has_attempt {
+            faults.push("attempt", "expected the failed attempt number, found nothing");
+        }
+        faults.into_error(ErrorCode::InvalidArgument)?;
+        Ok(f)
+    }
+
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        if self.attempt == 0 || self.attempt > MAX_MS {
+            return Err(Error::arg(
+                "attempt",
+                format!(
+                    "expected the failed attempt number, between 1 and {MAX_MS}, found {}",
+                    self.attempt
+                ),
+            ));
+        }
+        if self.timed_out && self.code.is_some() {
+            return Err(Error::arg(
+                "code",
+                "expected no handler code on a timed-out reservation (the handler never answered)",
+            ));
+        }
+        Ok(())
+    }
+}

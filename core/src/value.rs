@@ -1,0 +1,553 @@
+//! The document value every reader of the engine works on.
+//!
+//! Policy layers, preset options, state documents, failures and option
+//! bags all arrive as a [`Value`]: JSON text through `serde_json`, a
+//! JavaScript object through `serde-wasm-bindgen` or napi-rs, a Python
+//! mapping through `pythonize` — any self-describing serde `Deserializer`.
+//! The readers then check the tree and collect every fault with its field.
+//!
+//! Two things make [`Value`]'s `Deserialize` stricter than
+//! `serde_json::Value`'s, in every host alike: a repeated key is an error
+//! (`{"max_attempts": 1, "max_attempts": 99}` must not pass as 99), and
+//! non-finite numbers (NaN from JavaScript or Python) are kept, so the
+//! field that holds one is reported rather than silently read as `null`.
+//!
+//! ```
+//! use ojs_retry::Value;
+//! let v = Value::from_json(r#"{"b": [1, -2, 2.5], "a": "x"}"#).unwrap();
+//! assert_eq!(v.get("a").and_then(Value::as_str), Some("x"));
+//! assert_eq!(v.to_string(), r#"{"a":"x","b":[1,-2,2.5]}"#);
+//! assert!(Value::from_json(r#"{"a": 1, "a": 2}"#).is_err());
+//! ```
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use alloc::format;
+
+use crate::duration::MAX_MS;
+use crate::error::Fault;
+use serde::ser::{Serialize, Serializer};
+
+/// A JSON-like document value.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Value {
+    /// `null` (or JavaScript `undefined`, Python `None`).
+    #[default]
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// A number.
+    Number(Number),
+    /// A string.
+    String(String),
+    /// An array.
+    Array(Vec<Value>),
+    /// An object with unique keys, iterated in key order.
+    Object(Map),
+}
+
+/// An object: unique keys in key order (faults about unknown fields are
+/// listed in that order).
+pub type Map = BTreeMap<String, Value>;
+
+/// A number as a deserializer hands it over: a non-negative integer, a
+/// negative one, or a double (which may be non-finite when it came from a
+/// host value rather than JSON text).
+///
+/// ```
+/// use ojs_retry::{Number, Value};
+/// let n = |t: &str| match Value::from_json(t).unwrap() { Value::Number(n) => n, _ => unreachable!() };
+/// assert_eq!(n("3").as_u64(), Some(3));
+/// assert_eq!(n("3.0").as_u64(), None); // a double: the readers decide
+/// assert_eq!(n("-3").as_f64(), -3.0);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Number {
+    /// An integer at or above zero.
+    PosInt(u64),
+    /// An integer below zero.
+    NegInt(i64),
+    /// A double.
+    Float(f64),
+}
+
+impl Number {
+    /// A finite double; `None` for NaN and the infinities.
+    #[must_use]
+    pub fn from_f64(x: f64) -> Option<Self> {
+        x.is_finite().then_some(Self::Float(x))
+    }
+
+    /// The value as a `u64`, when it was given as a non-negative integer.
+    #[must_use]
+    pub fn as_u64(&self) -> Option<u64> {
+        match *self {
+            Self::PosInt(u) => Some(u),
+            _ => None,
+        }
+    }
+
+    /// The value as a double (integers rounded to nearest).
+    #[must_use]
+    #[allow(clippy::cast_precision_loss)]
+    pub fn as_f64(&self) -> f64 {
+        match *self {
+            Self::PosInt(u) => u as f64,
+            Self::NegInt(i) => i as f64,
+            Self::Float(f) => f,
+        }
+    }
+}
+
+/// As JSON and JavaScript spell numbers: `3`, `-1`, `2.5`, `1e300`, `NaN`.
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::PosInt(u) => write!(f, "{u}"),
+            Self::NegInt(i) => write!(f, "{i}"),
+            Self::Float(x) => f.write_str(&show_f64(x)),
+        }
+    }
+}
+
+use crate::describe::show_f64;
+
+impl Value {
+    /// Reads JSON text strictly: a repeated key, trailing data or a syntax
+    /// error is an error carrying `serde_json`'s message.
+    ///
+    /// # Errors
+    ///
+    /// The message, with line and column.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        serde_json::from_str(text).map_err(|e| alloc::format!("{e}"))
+    }
+
+    /// Reads JSON text given as bytes (invalid UTF-8 is an error).
+    ///
+    /// # Errors
+    ///
+    /// The message, with line and column.
+    pub fn from_json_bytes(bytes: &[u8]) -> Result<Self, String> {
+        match core::str::from_utf8(bytes) {
+            Ok(text) => Self::from_json(text),
+            Err(e) => Err(alloc::format!(
+                "expected UTF-8 JSON text, found invalid UTF-8 at byte {}",
+                e.valid_up_to()
+            )),
+        }
+    }
+
+    /// The object, if this is one.
+    #[must_use]
+    pub fn as_object(&self) -> Option<&Map> {
+        match self {
+            Self::Object(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The array, if this is one.
+    #[must_use]
+    pub fn as_array(&self) -> Option<&[Value]> {
+        match self {
+            Self::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The string, if this is one.
+    #[must_use]
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Self::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The boolean, if this is one.
+    #[must_use]
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Self::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The number, if this is one.
+    #[must_use]
+    pub fn as_number(&self) -> Option<Number> {
+        match self {
+            Self::Number(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// The number as a double, if this is a number.
+    #[must_use]
+    pub fn as_f64(&self) -> Option<f64> {
+        self.as_number().map(|n| n.as_f64())
+    }
+
+    /// Whether this is a number.
+    #[must_use]
+    pub fn is_number(&self) -> bool {
+        matches!(self, Self::Number(_))
+    }
+
+    /// Whether this is `null`.
+    #[must_use]
+    pub fn is_null(&self) -> bool {
+        matches!(self, Self::Null)
+    }
+
+    /// The value at `key`, if this is an object holding it.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.as_object().and_then(|m| m.get(key))
+    }
+
+    /// How a message shows this value: `null`, `the boolean true`, `the
+    /// number 2.5`, `the string "x"`, `an array`, `an object`.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Null => "null".into(),
+            Self::Bool(b) => alloc::format!("the boolean {b}"),
+            Self::Number(n) => alloc::format!("the number {n}"),
+            Self::String(s) => alloc::format!("the string {}", crate::describe::quote(s)),
+            Self::Array(_) => "an array".into(),
+            Self::Object(_) => "an object".into(),
+        }
+    }
+
+    /// Whether every number in the tree is finite (what JSON can hold).
+    #[must_use]
+    pub fn is_finite(&self) -> bool {
+        match self {
+            Self::Number(Number::Float(x)) => x.is_finite(),
+            Self::Array(a) => a.iter().all(Self::is_finite),
+            Self::Object(m) => m.values().all(Self::is_finite),
+            _ => true,
+        }
+    }
+}
+
+/// Compact JSON text (non-finite numbers, which JSON cannot hold, as
+/// `null`, as serde_json writes them).
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&serde_json::to_string(self).map_err(|_| fmt::Error)?)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Self::Bool(b)
+    }
+}
+
+impl From<u64> for Value {
+    fn from(n: u64) -> Self {
+        Self::Number(Number::PosInt(n))
+    }
+}
+
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Self::Number(u64::try_from(n).map_or(Number::NegInt(n), Number::PosInt))
+    }
+}
+
+impl From<f64> for Value {
+    fn from(x: f64) -> Self {
+        Self::Number(Number::Float(x))
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Self::String(s.into())
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Self::String(s)
+    }
+}
+
+impl From<Vec<Value>> for Value {
+    fn from(a: Vec<Value>) -> Self {
+        Self::Array(a)
+    }
+}
+
+impl From<Map> for Value {
+    fn from(m: Map) -> Self {
+        Self::Object(m)
+    }
+}
+
+impl Serialize for Value {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Null => s.serialize_unit(),
+            Self::Bool(b) => s.serialize_bool(*b),
+            Self::Number(Number::PosInt(u)) => s.serialize_u64(*u),
+            Self::Number(Number::NegInt(i)) => s.serialize_i64(*i),
+            Self::Number(Number::Float(x)) => s.serialize_f64(*x),
+            Self::String(t) => s.serialize_str(t),
+            Self::Array(a) => s.collect_seq(a),
+            Self::Object(m) => s.collect_map(m),
+        }
+    }
+}
+
+/// `x` as its `Serialize` impl writes it, with the top-level keys in
+/// `case`: the objects bindings hand to JavaScript (camelCase) or Python.
+pub(crate) fn to_cased_value<T: serde::Serialize>(x: &T, case: crate::options::Case) -> Value {
+    fn convert(v: serde_json::Value) -> Value {
+        match v {
+            serde_json::Value::Null => Value::Null,
+            serde_json::Value::Bool(b) => Value::Bool(b),
+            serde_json::Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => u.into(),
+                (None, Some(i)) => i.into(),
+                (None, None) => n.as_f64().unwrap_or(0.0).into(),
+            },
+            serde_json::Value::String(s) => Value::String(s),
+            serde_json::Value::Array(a) => Value::Array(a.into_iter().map(convert).collect()),
+            serde_json::Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, convert(v))).collect()),
+        }
+    }
+    match serde_json::to_value(x).map(convert) {
+        Ok(Value::Object(m)) => Value::Object(m.into_iter().map(|(k, v)| (case.key(&k), v)).collect()),
+        Ok(other) => other,
+        Err(_) => Value::Null,
+    }
+}
+
+const _: () = assert!(MAX_MS == 9_007_199_254_740_991);
+
+/// Reads an integer field: JSON Schema integers (`3`, `3.0`, `1e2`), at
+/// most 2^53 − 1.
+pub(crate) fn read_uint(v: &Value) -> Result<u64, String> {
+    // A literal (MAX_MS spelled out, checked below) so that the success
+    // path formats nothing.
+    let expected = "expected a non-negative integer at most 9007199254740991";
+    let Value::Number(n) = v else {
+        return Err(format!("{}, found {}", expected, v.describe()));
+    };
+    if let Some(u) = n.as_u64() {
+        return if u <= MAX_MS {
+            Ok(u)
+        } else {
+            Err(format!("{}, found {}", expected, n))
+        };
+    }
+    if matches!(n, Number::NegInt(_)) {
+        return Err(format!("{}, found {}", expected, n));
+    }
+    let f = n.as_f64();
+    if !f.is_finite() || libm::trunc(f) != f {
+        return Err(format!("{}, found {} (not an integer)", expected, n));
+    }
+    #[allow(clippy::cast_precision_loss)]
+    if f < 0.0 || f > MAX_MS as f64 {
+        return Err(format!("{}, found {}", expected, n));
+    }
+    // Integral and within [0, 2^53): exact.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Ok(f as u64)
+}
+
+/// How deep a host value may nest. Hosts hand over objects that can be
+/// cyclic or arbitrarily deep; past this depth reading stops with an error
+/// instead of recursing further (JSON text has serde_json's own limit).
+pub const MAX_DEPTH: u32 = 64;
+
+/// Reads any value, nested at most [`MAX_DEPTH`] levels.
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Depth(0).deserialize(d)
+    }
+}
+
+/// A value at this nesting depth.
+#[derive(Clone, Copy)]
+struct Depth(u32);
+
+impl<'de> DeserializeSeed<'de> for Depth {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        if self.0 > MAX_DEPTH {
+            return Err(de::Error::custom(alloc::format!(
+                "expected a value nested at most {MAX_DEPTH} levels deep (is it cyclic?)"
+            )));
+        }
+        d.deserialize_any(ValueVisitor(self.0))
+    }
+}
+
+struct ValueVisitor(u32);
+
+impl ValueVisitor {
+    fn inner(&self) -> Depth {
+        Depth(self.0.saturating_add(1))
+    }
+}
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Value, E> {
+        // Outside i64/u64 (a JavaScript BigInt, a Python int): as a double,
+        // which every integer field then refuses as too large.
+        #[allow(clippy::cast_precision_loss)]
+        Ok(i64::try_from(v).map_or_else(|_| (v as f64).into(), Value::from))
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Value, E> {
+        #[allow(clippy::cast_precision_loss)]
+        Ok(u64::try_from(v).map_or_else(|_| (v as f64).into(), Value::from))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::Number(Number::Float(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        Depth(self.0).deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(self.inner())? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut m = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if m.contains_key(&key) {
+                return Err(de::Error::custom(duplicate(&key)));
+            }
+            let value = map.next_value_seed(self.inner())?;
+            m.insert(key, value);
+        }
+        Ok(Value::Object(m))
+    }
+}
+
+fn duplicate(key: &str) -> String {
+    alloc::format!("duplicate key {}", crate::describe::quote(key))
+}
+
+/// A document read from a host value: the value, or the fault that stopped
+/// reading it, at the top-level field whose value could not be read (a
+/// NaN is readable; a value nested too deep, a symbol or a lone surrogate
+/// is not), or at the document itself.
+pub(crate) fn read_document<'de, D: Deserializer<'de>>(d: D) -> Result<Value, Fault> {
+    match d.deserialize_any(TopLevel) {
+        Ok(read) => read,
+        Err(e) => Err(Fault::at("", alloc::format!("{e}"))),
+    }
+}
+
+struct TopLevel;
+
+impl<'de> Visitor<'de> for TopLevel {
+    type Value = Result<Value, Fault>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut m = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if m.contains_key(&key) {
+                return Ok(Err(Fault::at("", duplicate(&key))));
+            }
+            match map.next_value_seed(Depth(1)) {
+                Ok(value) => m.insert(key, value),
+                Err(e) => return Ok(Err(Fault::at(&key, alloc::format!("{e}")))),
+            };
+        }
+        Ok(Ok(Value::Object(m)))
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(Ok(Value::Bool(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        ValueVisitor(0).visit_i64(v).map(Ok)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        ValueVisitor(0).visit_u64(v).map(Ok)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        ValueVisitor(0).visit_f64(v).map(Ok)
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Ok(v.into()))
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Ok(Value::Null))
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(Ok(Value::Null))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        Ok(read_document(d))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        ValueVisitor(0).visit_seq(seq).map(Ok)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn text_is_read_strictly() {
+        for bad in [r#"{"a":1,"a":2}"#, r#"{"a":{"b":1,"b":1}}"#, "{} x", "[1,]", "nul"] {
+            assert!(Value::from_json(bad).is_err(), "{bad}");
+        }
+        assert!(Value::from_json_bytes(b"{\"a\": \xff}").is_err());
+        let v = Value::from_json(r#"{"z":[1,-2,2.5,1e300],"a":null}"#).unwrap_or_default();
+        assert_eq!(v.to_string(), r#"{"a":null,"z":[1,-2,2.5,1e300]}"#);
+    }
+
+    #[test]
+    fn numbers_show_as_javascript_does() {
+        assert!(!Value::from(f64::NAN).is_finite());
+    }
+}
