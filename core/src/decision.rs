@@ -312,7 +312,7 @@ impl RetryPolicy {
                 failure.error_type.as_deref()
             };
             if let Some((action, pattern)) = p.terminal(failure.attempt, error_type) {
-                d.action = action;
+                d.action = Action::terminal(action);
                 d.reason = match pattern {
                     Some(pattern) => Reason::NonRetryable { pattern },
                     None => Reason::Exhausted,

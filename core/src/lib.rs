@@ -81,6 +81,7 @@ pub mod decision;
 mod describe;
 pub mod duration;
 pub mod error;
+mod exhaustion;
 pub mod failure;
 pub mod jitter;
 pub mod matching;

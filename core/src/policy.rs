@@ -45,39 +45,7 @@ pub enum Layer<'a> {
     Value(Value),
 }
 
-/// What happens to a job whose attempts are exhausted or whose error is
-/// non-retryable (§2.2 `on_exhaustion`, RET-17).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum OnExhaustion {
-    /// The job is discarded (the default).
-    #[default]
-    Discard,
-    /// The job moves to the dead letter queue.
-    DeadLetter,
-}
-
-impl OnExhaustion {
-    /// The document name: `"discard"` or `"dead_letter"`.
-    ///
-    /// ```
-    /// assert_eq!(ojs_retry::OnExhaustion::DeadLetter.as_str(), "dead_letter");
-    /// ```
-    #[must_use]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Discard => "discard",
-            Self::DeadLetter => "dead_letter",
-        }
-    }
-
-    pub(crate) fn parse(s: &str) -> Option<Self> {
-        match s {
-            "discard" => Some(Self::Discard),
-            "dead_letter" => Some(Self::DeadLetter),
-            _ => None,
-        }
-    }
-}
+pub use crate::exhaustion::OnExhaustion;
 
 /// The document field names, in the spec's order.
 const FIELDS: [&str; 8] = [
@@ -421,6 +389,73 @@ impl RetryPolicy {
         self.preset.as_deref()
     }
 
+    /// A preset policy: the nearest plain policy carrying the preset.
+    fn from_preset((preset, plain): (crate::presets::Preset, crate::presets::Plain)) -> Self {
+        Self::assemble(
+            plain.max_attempts,
+            plain.initial_interval_ms,
+            plain.backoff_coefficient,
+            plain.max_interval_ms,
+            plain.jitter,
+            plain.non_retryable_errors,
+            plain.on_exhaustion,
+            plain.strategy,
+        )
+        .into_preset(alloc::boxed::Box::new(preset))
+    }
+
+    /// A preset policy: `system` (one of
+    /// [`PRESET_SYSTEMS`](crate::PRESET_SYSTEMS)) configured with that
+    /// system's own options as a JSON object (`"{}"` for its defaults).
+    ///
+    /// # Errors
+    ///
+    /// `validation.retry_policy_invalid` with field `preset.<option>` for
+    /// every bad or unknown option, or `preset.system` for an unknown
+    /// system.
+    ///
+    /// ```
+    /// use ojs_retry::{RetryPolicy, JitterSource};
+    /// // Celery: `retry_backoff=True, retry_jitter=False`: 1, 2, 4 ... s.
+    /// let p = RetryPolicy::preset_json("celery", r#"{"retry_backoff": true, "retry_jitter": false}"#)?;
+    /// assert_eq!(p.delay(3, JitterSource::Uniform(0.0))?, 4_000);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
+    pub fn preset_json(system: &str, config_json: &str) -> Result<Self, Error> {
+        crate::presets::from_json(system, config_json).map(Self::from_preset)
+    }
+
+    /// [`RetryPolicy::preset_json`] with the configuration as a [`Value`]
+    /// (what the bindings pass for a JS object or a Python dict; `null`
+    /// for the defaults).
+    ///
+    /// # Errors
+    ///
+    /// As [`RetryPolicy::preset_json`]; a `system` key inside the
+    /// configuration must agree with `system`.
+    ///
+    /// ```
+    /// use ojs_retry::{RetryPolicy, Value};
+    /// let p = RetryPolicy::preset("rq", &Value::from_json(r#"{"max": 3, "interval": [1, 5]}"#).unwrap())?;
+    /// assert_eq!(p.to_json(), r#"{"preset":{"interval":[1,5],"max":3,"rule":"raised","system":"rq"}}"#);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
+    pub fn preset(system: &str, config: &Value) -> Result<Self, Error> {
+        crate::presets::from_options(system, config).map(Self::from_preset)
+    }
+
+    /// The preset's system name, when this policy is a preset.
+    ///
+    /// ```
+    /// let p = ojs_retry::RetryPolicy::preset_json("oban", "{}").unwrap();
+    /// assert_eq!(p.preset_system(), Some("oban"));
+    /// assert_eq!(ojs_retry::RetryPolicy::default().preset_system(), None);
+    /// ```
+    #[must_use]
+    pub fn preset_system(&self) -> Option<&str> {
+        self.preset.as_deref().map(crate::presets::Preset::system)
+    }
+
     /// Parses, merges over the defaults and validates a policy document.
     ///
     /// # Errors
@@ -587,7 +622,7 @@ impl RetryPolicy {
         }
         let taken = core::mem::take(&mut faults.0);
         let mut faults = Faults(taken);
-        let result = found.map(crate::presets::from_value);
+        let result = found.map(|v| crate::presets::from_value(v).map(Self::from_preset));
         Some(match result {
             Some(Ok(p)) if faults.0.is_empty() => Ok(p),
             Some(Ok(_)) | None => faults
@@ -1011,7 +1046,7 @@ impl Serialize for RetryPolicy {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         if let Some(p) = &self.preset {
             let mut st = s.serialize_struct("RetryPolicy", 1)?;
-            st.serialize_field("preset", &p.config)?;
+            st.serialize_field("preset", &**p)?;
             return st.end();
         }
         let extra = usize::from(self.strategy != Strategy::Exponential);
