@@ -14,8 +14,9 @@ export const {
   firstMatch,
   parseDuration,
   formatDuration,
-  formatTimestamp,
   parseTimestamp,
+  formatTimestamp,
   jitterSample,
+  presetSystems,
 } = ojs
 export default ojs

@@ -4,7 +4,7 @@
 //   ojs-retry       from bindings-node, staged so that its dependency on
 //                   ojs-retry-wasm is the wasm package's version (the repo's
 //                   package.json points at ../bindings-wasm/pkg for
-//                   development), with the shared ojs-retry.d.ts copied in.
+//                   development).
 // Prints {"native": "<tgz>", "wasm": "<tgz>"} on stdout.
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -44,7 +44,6 @@ try {
   for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'README.md', ...binaries]) {
     copyFileSync(join(PKG, f), join(stage, f))
   }
-  copyFileSync(join(ROOT, 'bindings-wasm', 'ojs-retry.d.ts'), join(stage, 'ojs-retry.d.ts'))
   const pkg = JSON.parse(readFileSync(join(PKG, 'package.json'), 'utf8'))
   pkg.dependencies = { ...pkg.dependencies, 'ojs-retry-wasm': wasmVersion }
   delete pkg.devDependencies

@@ -1,10 +1,10 @@
-//! `PolicyError`: the one exception every failure becomes, carrying the
-//! core's stable `code`, the first fault's `field` and every fault.
+//! `PolicyError`, the one exception the engine's errors become, and the one
+//! function that makes it from a core [`Error`].
 
 use ojs_retry::{Error, ErrorCode};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::PyList;
 
 pyo3::create_exception!(
     ojs_retry,
@@ -12,18 +12,13 @@ pyo3::create_exception!(
     PyValueError,
     "Every error of the engine: a bad policy, a bad argument, a malformed state.\n\n\
      Attributes: ``code`` (e.g. ``\"validation.retry_policy_invalid\"``), ``field``\n\
-     (the first fault's field, ``\"\"`` for the document itself) and ``faults``\n\
-     (every fault as a ``(field, message)`` tuple, first one first)."
+     (the policy or argument field of the first fault, ``None`` for the whole\n\
+     document), ``path`` (where inside that field, e.g.\n\
+     ``\"non_retryable_errors[0]\"``; ``None`` for the whole document) and\n\
+     ``faults`` (every fault as a dict ``{\"field\", \"path\", \"message\"}``)."
 );
 
-/// The stable code of a boundary (argument) error.
-pub(crate) const INVALID_ARGUMENT: &str = "validation.invalid_argument";
-/// The stable code of a policy document error.
-pub(crate) const POLICY_INVALID: &str = "validation.retry_policy_invalid";
-/// The stable code of a state document error.
-pub(crate) const STATE_INVALID: &str = "validation.state_invalid";
-
-/// Every code the engine can raise, in a stable order.
+/// Every code the engine can raise, in a stable order (`ERROR_CODES`).
 pub(crate) const ERROR_CODES: [ErrorCode; 4] = [
     ErrorCode::RetryPolicyInvalid,
     ErrorCode::DurationInvalid,
@@ -31,55 +26,41 @@ pub(crate) const ERROR_CODES: [ErrorCode; 4] = [
     ErrorCode::StateInvalid,
 ];
 
-/// Builds a `PolicyError` with `code` and `faults` (never empty by
-/// construction at every call site; an empty list gets a placeholder).
-pub(crate) fn raise(py: Python<'_>, code: &str, faults: &[(String, String)]) -> PyErr {
-    let message = ojs_retry::error::render_message(
-        code,
-        faults.iter().map(|(f, m)| (f.as_str(), m.as_str())),
-    );
-    let err = PolicyError::new_err(message);
-    if let Err(e) = decorate(py, &err, code, faults) {
-        return e;
+/// A core error as a `PolicyError`: the only place one is made.
+pub(crate) fn to_py(py: Python<'_>, e: &Error) -> PyErr {
+    let err = PolicyError::new_err(e.to_string());
+    match decorate(py, &err, e) {
+        Ok(()) => err,
+        // Setting an attribute failed (MemoryError): raise that instead.
+        Err(other) => other,
     }
-    err
 }
 
-fn decorate(py: Python<'_>, err: &PyErr, code: &str, faults: &[(String, String)]) -> PyResult<()> {
+fn decorate(py: Python<'_>, err: &PyErr, e: &Error) -> PyResult<()> {
     let value = err.value(py);
-    let first = faults.first().map_or("", |(f, _)| f.as_str());
-    value.setattr("code", code)?;
-    value.setattr("field", first)?;
-    let list = PyList::empty(py);
-    for (field, msg) in faults {
-        list.append(PyTuple::new(py, [field.as_str(), msg.as_str()])?)?;
-    }
-    value.setattr("faults", list)?;
+    value.setattr("code", e.code().as_str())?;
+    value.setattr("field", e.field())?;
+    value.setattr("path", e.path())?;
+    let faults = pythonize::pythonize(py, e.faults())?;
+    value.setattr("faults", faults.cast_into::<PyList>()?)?;
     Ok(())
 }
 
-/// A core error as a `PolicyError`.
-pub(crate) fn from_core(py: Python<'_>, e: &Error) -> PyErr {
-    let faults: Vec<(String, String)> = e
-        .iter_faults()
-        .map(|f| (f.field.clone(), f.message.clone()))
-        .collect();
-    raise(py, e.code().as_str(), &faults)
-}
-
-/// A `validation.invalid_argument` error on one field.
-pub(crate) fn arg(py: Python<'_>, field: &str, message: impl Into<String>) -> PyErr {
-    raise(py, INVALID_ARGUMENT, &[(field.to_owned(), message.into())])
+/// A Python argument the core cannot receive at all (a `str` where an
+/// integer is expected, a string with a lone surrogate): the core's
+/// `validation.invalid_argument` error at `field`.
+pub(crate) fn bad_argument(field: &str, message: String) -> Error {
+    Error::invalid_argument(field, message)
 }
 
 /// Maps a core result into a Python result.
 pub(crate) trait CoreResult<T> {
-    /// Converts the core error into a `PolicyError`.
+    /// The core error as a `PolicyError`.
     fn py(self, py: Python<'_>) -> PyResult<T>;
 }
 
 impl<T> CoreResult<T> for Result<T, Error> {
     fn py(self, py: Python<'_>) -> PyResult<T> {
-        self.map_err(|e| from_core(py, &e))
+        self.map_err(|e| to_py(py, &e))
     }
 }

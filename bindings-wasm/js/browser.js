@@ -5,4 +5,4 @@ import init from "./ojs_retry_wasm.js";
 
 await init({ module_or_path: new URL("./ojs_retry_wasm_bg.wasm", import.meta.url) });
 
-export * from "./api.js";
+export * from "./ojs_retry_wasm.js";

@@ -5,4 +5,4 @@ import { initSync } from "./ojs_retry_wasm.js";
 
 initSync({ module: readFileSync(new URL("./ojs_retry_wasm_bg.wasm", import.meta.url)) });
 
-export * from "./api.js";
+export * from "./ojs_retry_wasm.js";

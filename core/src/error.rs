@@ -115,11 +115,6 @@ impl Error {
         Self::new(ErrorCode::InvalidArgument, path, message)
     }
 
-    /// An error of one fault.
-    pub(crate) fn from_fault(code: ErrorCode, fault: Fault) -> Self {
-        Self { code, faults: alloc::vec![fault] }
-    }
-
     /// Builds an error from collected faults; `None` when there are none.
     pub(crate) fn from_faults(code: ErrorCode, faults: Vec<Fault>) -> Option<Self> {
         (!faults.is_empty()).then_some(Self { code, faults })

@@ -43,6 +43,28 @@ pub enum Layer<'a> {
     JsonBytes(Cow<'a, [u8]>),
     /// A document value (a JS object or a Python dict, read through serde).
     Value(Value),
+    /// A host value that could not be read, with its fault (see
+    /// [`Layer::read`]): reported with the other layers' faults.
+    Unreadable(Fault),
+}
+
+impl Layer<'_> {
+    /// One layer read from any serde `Deserializer` (a host value): its
+    /// [`Value`], or the fault at the top-level field whose value could not
+    /// be read (nested too deep, a type JSON has not).
+    ///
+    /// ```
+    /// use ojs_retry::{Layer, RetryPolicy};
+    /// let layer = Layer::read(&serde_json::json!({"max_attempts": 7}));
+    /// assert_eq!(RetryPolicy::from_layers(vec![layer])?.max_attempts(), 7);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
+    pub fn read<'de, D: serde::Deserializer<'de>>(d: D) -> Self {
+        match crate::value::read_document(d) {
+            Ok(v) => Layer::Value(v),
+            Err(fault) => Layer::Unreadable(fault),
+        }
+    }
 }
 
 pub use crate::exhaustion::OnExhaustion;
@@ -505,10 +527,7 @@ impl RetryPolicy {
     /// # Ok::<(), ojs_retry::Error>(())
     /// ```
     pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, Error> {
-        match crate::value::read_document(d) {
-            Ok(v) => Self::from_value(&v),
-            Err(fault) => Err(Error::from_fault(ErrorCode::RetryPolicyInvalid, fault)),
-        }
+        Self::from_layers(alloc::vec![Layer::read(d)])
     }
 
     /// Reads, merges over the defaults and validates a policy document
@@ -561,6 +580,12 @@ impl RetryPolicy {
         for (i, layer) in layers.into_iter().enumerate() {
             let read = match layer {
                 Layer::Value(v) => Ok(v),
+                Layer::Unreadable(mut fault) => {
+                    fault.message = format!("{}{}", layer_ctx(i, n), fault.message);
+                    faults.0.push(fault);
+                    values.push(Value::Object(Map::new()));
+                    continue;
+                }
                 Layer::Json(t) => Value::from_json(&t),
                 Layer::JsonBytes(b) => Value::from_json_bytes(&b),
             };
@@ -986,7 +1011,7 @@ impl Delays<'_> {
     /// assert_eq!(slots, [1_000.0, 2_000.0, 300_000.0]);
     /// let mut bad = [1.0, 0.5, 3.0];
     /// let e = p.delays_with(JitterSource::Uniform(0.5))?.fill(&mut bad).unwrap_err();
-    /// assert_eq!((e.field(), bad), ("retry_number", [1_000.0, 0.5, 3.0]));
+    /// assert_eq!((e.field(), bad), (Some("retry_number"), [1_000.0, 0.5, 3.0]));
     /// # Ok::<(), ojs_retry::Error>(())
     /// ```
     pub fn fill(&self, slots: &mut [f64]) -> Result<(), Error> {
@@ -1076,9 +1101,6 @@ impl<'de> serde::Deserialize<'de> for RetryPolicy {
         Self::from_deserializer(d).map_err(serde::de::Error::custom)
     }
 }
-
-/// The JSON type of a value, for messages.
-
 
 fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
     let mut p = PartialPolicy::default();
@@ -1210,12 +1232,12 @@ mod tests {
             found.push(*field, alloc::format!("fault {i}"));
         }
         let mut expected = found.0.clone();
-        expected.sort_by_key(|f| field_rank(&f.field));
+        expected.sort_by_key(|f| field_rank(f.field.as_deref().unwrap_or("")));
         let mut out = Faults::default();
         out.push("earlier", "kept in front");
         PartialPolicy::default().check_into(found, "", &mut out);
         let (first, rest) = out.0.split_first().unwrap();
-        assert_eq!(first.field, "earlier");
+        assert_eq!(first.field.as_deref(), Some("earlier"));
         assert_eq!(rest, expected.as_slice());
     }
 }

@@ -543,7 +543,7 @@ mod tests {
         }
         assert!(Value::from_json_bytes(b"{\"a\": \xff}").is_err());
         let v = Value::from_json(r#"{"z":[1,-2,2.5,1e300],"a":null}"#).unwrap_or_default();
-        assert_eq!(v.to_string(), r#"{"a":null,"z":[1,-2,2.5,1e300]}"#);
+        assert_eq!(v.to_string(), r#"{"a":null,"z":[1,-2,2.5,1e+300]}"#);
     }
 
     #[test]

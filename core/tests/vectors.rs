@@ -14,11 +14,17 @@ use std::fs;
 use std::path::PathBuf;
 
 use ojs_retry::{
-    Error, Failure, HandlerCode, Heartbeat, JitterSource, JobError, Layer, Reservation,
-    RetryPolicy, RetryState, first_match, format_duration, format_timestamp, parse_duration,
-    parse_timestamp,
+    Case, Error, Failure, Heartbeat, JitterSource, Layer, Reservation, RetryPolicy, RetryState,
+    first_match, format_duration, format_timestamp, parse_duration, parse_timestamp,
 };
+use serde::Deserialize;
 use serde_json::{Value, json};
+
+/// A vector's JSON value as the engine's document value, read through
+/// serde as every host reads its own values.
+fn ov(v: &Value) -> ojs_retry::Value {
+    ojs_retry::Value::deserialize(v).unwrap()
+}
 
 fn vectors_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors")
@@ -166,7 +172,7 @@ fn jitter(v: Option<&Value>) -> JitterSource<'_> {
 }
 
 fn policy(input: &Value) -> Result<RetryPolicy, Error> {
-    RetryPolicy::from_value(&input["policy"])
+    RetryPolicy::from_deserializer(&input["policy"])
 }
 
 fn u(v: &Value) -> u64 {
@@ -179,16 +185,7 @@ fn decision_json(d: &ojs_retry::Decision) -> Value {
 }
 
 fn failure(f: &Value) -> Result<Failure, Error> {
-    Ok(Failure {
-        attempt: u(&f["attempt"]),
-        error_type: f.get("type").and_then(Value::as_str).map(str::to_owned),
-        code: f
-            .get("code")
-            .and_then(Value::as_str)
-            .map(HandlerCode::parse)
-            .transpose()?,
-        timed_out: f.get("timed_out").and_then(Value::as_bool).unwrap_or(false),
-    })
+    Failure::from_value(&ov(f), Case::Snake, None)
 }
 
 /// Runs one case; `Ok(value)` is compared with `expect`, `Err` with `error`.
@@ -206,7 +203,7 @@ fn run(op: &str, input: &Value) -> Result<Value, (Error, Option<usize>, Value)> 
         }
         "policy" => plain((|| {
             let p = if let Some(layers) = input.get("layers") {
-                RetryPolicy::from_values(layers.as_array().unwrap())?
+                RetryPolicy::from_layers(layers.as_array().unwrap().iter().map(Layer::read).collect())?
             } else {
                 let items = input["json"].as_array().unwrap();
                 if items.iter().all(Value::is_string) {
@@ -280,7 +277,7 @@ fn run(op: &str, input: &Value) -> Result<Value, (Error, Option<usize>, Value)> 
                     .get("history_limit")
                     .map_or(10, |l| usize::try_from(u(l)).unwrap());
                 let s = match input.get("initial") {
-                    Some(init) => RetryState::from_value(init, limit)?,
+                    Some(init) => RetryState::from_value(&ov(init), limit)?,
                     None => RetryState::new().with_history_limit(limit)?,
                 };
                 Ok((p, s))
@@ -290,18 +287,13 @@ fn run(op: &str, input: &Value) -> Result<Value, (Error, Option<usize>, Value)> 
             for (i, ev) in input["events"].as_array().unwrap().iter().enumerate() {
                 let now = u(&ev["now"]);
                 let j = jitter(ev.get("jitter"));
-                let r = if let Some(f) = ev.get("fail") {
-                    let mut e =
-                        JobError::new(f["type"].as_str().unwrap(), f["message"].as_str().unwrap());
-                    if let Some(c) = f.get("code") {
-                        e.code = Some(HandlerCode::parse(c.as_str().unwrap()).unwrap());
-                    }
-                    e.details = f.get("details").map(Into::into);
-                    s.record_failure(&p, &e, now, j)
+                let f = if let Some(f) = ev.get("fail") {
+                    Failure::from_value(&ov(f), Case::Snake, Some(s.next_attempt()))
                 } else {
                     assert!(ev.get("timeout").is_some(), "unknown state event {ev}");
-                    s.record_timeout(&p, now, j)
+                    Ok(Failure::timeout(s.next_attempt()))
                 };
+                let r = f.and_then(|f| s.record_failure(&p, &f, now, j));
                 match r {
                     Ok(d) => decisions.push(decision_json(&d)),
                     Err(e) => return Err((e, Some(i), json!({"decisions": decisions}))),
@@ -347,9 +339,9 @@ fn run(op: &str, input: &Value) -> Result<Value, (Error, Option<usize>, Value)> 
 /// The `preset` op: build, round-trip through the JSON document, then the
 /// delays, decisions and schedule of the round-tripped policy.
 fn preset_case(input: &Value) -> Result<Value, Error> {
-    let p = RetryPolicy::preset_value(input["system"].as_str().unwrap(), &input["config"])?;
+    let p = RetryPolicy::preset(input["system"].as_str().unwrap(), &ov(&input["config"]))?;
     let doc = serde_json::to_value(&p).unwrap();
-    let q = RetryPolicy::from_value(&doc)?;
+    let q = RetryPolicy::from_deserializer(&doc)?;
     let mut out = json!({"policy": doc, "round_trip": q == p && q.to_json() == p.to_json()});
     let j = JitterSource::Uniform(input.get("u").and_then(Value::as_f64).unwrap_or(0.0));
     if let Some(ns) = input.get("retry_numbers") {
@@ -471,17 +463,21 @@ fn check_case(case: &Value) -> Result<(), String> {
                     e.code()
                 ));
             }
-            if e.field() != want["field"] {
+            if json!(e.field()) != want["field"] {
                 return Err(format!(
                     "expected field {}, found {:?} ({e})",
                     want["field"],
                     e.field()
                 ));
             }
-            if let Some(fields) = want.get("fields") {
-                let got: Vec<Value> = e.iter_faults().map(|f| json!(f.field)).collect();
-                if fields.as_array() != Some(&got) {
-                    return Err(format!("expected fields {fields}, found {got:?} ({e})"));
+            let want_path = want.get("path").unwrap_or(&want["field"]);
+            if json!(e.path()) != *want_path {
+                return Err(format!("expected path {want_path}, found {:?} ({e})", e.path()));
+            }
+            if let Some(paths) = want.get("paths") {
+                let got: Vec<Value> = e.faults().iter().map(|f| json!(f.path)).collect();
+                if paths.as_array() != Some(&got) {
+                    return Err(format!("expected paths {paths}, found {got:?} ({e})"));
                 }
             }
             if let Some(want_event) = want.get("event") {

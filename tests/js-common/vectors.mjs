@@ -9,10 +9,11 @@
 //   const report = runVectors(api, { vectors, runtime: "wasm-node" });
 //   // report: { total, passed, failed, notApplicable, results: [...] }
 //
-// `api` is an object exposing the public surface of ojs-retry.d.ts
-// (RetryPolicy, RetryState, Reservation, matches, firstMatch, parseDuration,
-// formatDuration, formatTimestamp, parseTimestamp, jitterSample) — e.g. the
-// module namespace of `ojs-retry-wasm` or `ojs-retry`.
+// `api` is an object exposing the public JS surface (RetryPolicy,
+// RetryState, Reservation, matches, firstMatch, parseDuration,
+// formatDuration, formatTimestamp, parseTimestamp, jitterSample) — the
+// module namespace of `ojs-retry-wasm` or of `ojs-retry` (native or its wasm
+// fallback): the runner only uses that surface.
 //
 // `vectors` is an array of `{ file, cases }` (the parsed tests/vectors/*.json
 // files, `file` being the file name). Every case runs. A case fails when its
@@ -166,11 +167,14 @@ function failureArg(f) {
   return out;
 }
 
+/** The option bag of decide / recordFailure: `{ now?, u? | seed? | key? }` (flat). */
 function decideOptions(input) {
-  const o = {};
-  if (input.now !== undefined) o.now = input.now;
   const j = jitterArg(input.jitter);
-  if (j !== undefined) o.jitter = j;
+  const o = j === undefined ? {} : isObject(j) ? { ...j } : j; // a non-object: let the API reject it
+  if (input.now !== undefined) {
+    if (!isObject(o)) return o;
+    o.now = input.now;
+  }
   return o;
 }
 
@@ -193,7 +197,7 @@ const OPS = {
   policy(api, i) {
     const layers = "json" in i ? i.json : i.layers;
     if (!Array.isArray(layers)) throw new Error("runner: policy input needs `layers` or `json`");
-    const p = layers.length === 1 ? new api.RetryPolicy(layers[0]) : api.RetryPolicy.merge(...layers);
+    const p = layers.length === 1 ? new api.RetryPolicy(layers[0]) : api.RetryPolicy.merge(layers);
     return { policy: p.toJSON(), canonical_json: p.toString() };
   },
   delay(api, i) {
@@ -222,7 +226,7 @@ const OPS = {
     const out = { policy: doc, round_trip: q.toString() === p.toString() && q.presetSystem === i.system };
     const jitter = { u: i.u === undefined ? 0 : i.u };
     if (i.retry_numbers) out.delays = i.retry_numbers.map((n) => q.delay(n, jitter));
-    if (i.failures) out.decisions = i.failures.map((f) => q.decide(failureArg(f), { now: 0, jitter }));
+    if (i.failures) out.decisions = i.failures.map((f) => q.decide(failureArg(f), { now: 0, ...jitter }));
     return out;
   },
   reservation(api, i, ctx) {
@@ -256,9 +260,9 @@ const OPS = {
       ctx.event = n;
       const options = decideOptions(ev);
       if ("fail" in ev) {
-        decisions.push(state.recordFailure(policy, ev.fail, options));
+        decisions.push(state.recordFailure(policy, failureArg(ev.fail), options));
       } else if (ev.timeout === true) {
-        decisions.push(state.recordTimeout(policy, options));
+        decisions.push(state.recordFailure(policy, { timedOut: true }, options));
       } else {
         throw new RunnerError(`unknown state event ${show(ev)}`);
       }
@@ -300,18 +304,29 @@ function compareError(c, err, ctx) {
   if (err.field !== want.field) {
     return `expected error field ${show(want.field)}, found ${show(err.field)} (${err.message})`;
   }
+  // A case that leaves `path` out expects it to equal `field`.
+  const wantPath = want.path !== undefined ? want.path : want.field;
+  if (err.path !== wantPath) {
+    return `expected error path ${show(wantPath)}, found ${show(err.path)} (${err.message})`;
+  }
   if (!Array.isArray(err.faults) || err.faults.length === 0) {
     return `error has no faults list: ${show(err.faults)}`;
   }
   if (err.faults[0].field !== err.field) return `error.field differs from faults[0].field`;
+  if (err.faults[0].path !== err.path) return `error.path differs from faults[0].path`;
+  const nullOrString = (x) => x === null || typeof x === "string";
   for (const f of err.faults) {
-    if (typeof f.field !== "string" || typeof f.message !== "string" || f.message === "") {
+    if (!nullOrString(f.field) || !nullOrString(f.path) || typeof f.message !== "string" || f.message === "") {
       return `malformed fault ${show(f)}`;
     }
   }
   if (want.fields !== undefined) {
     const got = err.faults.map((f) => f.field);
     if (show(got) !== show(want.fields)) return `expected fault fields ${show(want.fields)}, found ${show(got)}`;
+  }
+  if (want.paths !== undefined) {
+    const got = err.faults.map((f) => f.path);
+    if (show(got) !== show(want.paths)) return `expected fault paths ${show(want.paths)}, found ${show(got)}`;
   }
   if (want.event !== undefined && ctx.event !== want.event) {
     return `expected the error at event ${want.event}, raised ${ctx.event === undefined ? "outside the events" : `at event ${ctx.event}`}`;

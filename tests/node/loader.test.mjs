@@ -25,7 +25,7 @@ test('the native addon is built', () => {
 const PROBE = `
 const o = require(process.argv[1]);
 const p = new o.RetryPolicy({ max_attempts: 4 });
-console.log(JSON.stringify({ backend: o.backend, delays: p.delays([1, 2, 3], { key: 'job-1' }) }));
+console.log(JSON.stringify({ backend: o.backend, delays: Array.from(p.delays(Float64Array.of(1, 2, 3), { key: 'job-1' })) }));
 `
 
 function run(args, env = {}) {
@@ -133,6 +133,7 @@ test('the ESM entry is the same module as the CommonJS one', () => {
       'matches',
       'parseDuration',
       'parseTimestamp',
+      'presetSystems',
     ])
   }
 })

@@ -149,7 +149,7 @@ def dramatiq_all():
     msg = StubMessage(0)
     Retries().after_process_message(broker, msg, exception=ValueError("x"))
     check("dramatiq throws", "dead_letter" if msg.failed else "retry",
-          action(throws, 1, 0.5, error_type="ValueError")[0])
+          action(throws, 1, 0.5, type="ValueError")[0])
     del random._inst.random
 
 

@@ -232,9 +232,9 @@ def op_decide(i: dict[str, Any]) -> Any:
     f = i["failure"]
     d = p.decide(
         f["attempt"],
-        error_type=f.get("type"),
+        type=f.get("type"),
         code=f.get("code"),
-        timed_out=f.get("timed_out", False),
+        timed_out=f.get("timed_out"),
         now=i["now"],
         **jitter(i.get("jitter")),
     )
@@ -268,18 +268,11 @@ def op_state(i: dict[str, Any]) -> Any:
         kw = jitter(ev.get("jitter"))
         try:
             if "fail" in ev:
-                f = ev["fail"]
-                d = s.record_failure(
-                    p,
-                    f["type"],
-                    f["message"],
-                    code=f.get("code"),
-                    details=f.get("details"),
-                    now=ev["now"],
-                    **kw,
-                )
+                # The failure's keys are record_failure's keywords (those of
+                # decide); its attempt is the state's next one.
+                d = s.record_failure(p, now=ev["now"], **kw, **ev["fail"])
             elif "timeout" in ev:
-                d = s.record_timeout(p, now=ev["now"], **kw)
+                d = s.record_failure(p, timed_out=True, now=ev["now"], **kw)
             else:
                 raise AssertionError(f"unknown state event {ev!r}")
         except o.PolicyError as e:
@@ -287,9 +280,13 @@ def op_state(i: dict[str, Any]) -> Any:
         decisions.append(decision_dict(d))
     state = s.to_dict()
     assert state == json.loads(s.to_json())
-    assert state["errors"] == s.errors
-    assert state["attempt"] == s.attempt
+    # The getters agree with the document (instants as epoch ms there).
+    assert [e["attempt"] for e in state["errors"]] == [e["attempt"] for e in s.errors]
+    assert [o.parse_timestamp(e["timestamp"]) for e in state["errors"]] == [e["timestamp_ms"] for e in s.errors]
+    assert state["attempt"] == s.attempt and s.next_attempt == s.attempt + 1
     assert state["terminal"] == s.terminal
+    nra = state.get("next_retry_at")
+    assert (None if nra is None else o.parse_timestamp(nra)) == s.next_retry_at
     return {"decisions": decisions, "state": state}
 
 
@@ -327,9 +324,9 @@ def op_preset(i: dict[str, Any]) -> Any:
             decision_dict(
                 q.decide(
                     f["attempt"],
-                    error_type=f.get("type"),
+                    type=f.get("type"),
                     code=f.get("code"),
-                    timed_out=f.get("timed_out", False),
+                    timed_out=f.get("timed_out"),
                     now=0,
                     u=u,
                 )
@@ -360,12 +357,22 @@ def check_error(err: o.PolicyError, want: dict[str, Any]) -> None:
     assert isinstance(err, ValueError)
     assert err.code == want["code"], f"expected code {want['code']}, found {err.code} ({err})"
     assert err.field == want["field"], f"expected field {want['field']!r}, found {err.field!r} ({err})"
+    path = want.get("path", want["field"])
+    assert err.path == path, f"expected path {path!r}, found {err.path!r} ({err})"
     assert isinstance(err.faults, list) and err.faults, err
-    assert err.faults[0][0] == err.field
-    if "fields" in want:
-        got = [f for f, _ in err.faults]
-        assert got == want["fields"], f"expected fields {want['fields']}, found {got} ({err})"
-    assert all(isinstance(m, str) and m for _, m in err.faults), "empty fault message"
+    first = err.faults[0]
+    assert (first["field"], first["path"]) == (err.field, err.path)
+    if "paths" in want:
+        got = [f["path"] for f in err.faults]
+        assert got == want["paths"], f"expected paths {want['paths']}, found {got} ({err})"
+    for f in err.faults:
+        assert set(f) == {"field", "path", "message"}, f
+        assert isinstance(f["message"], str) and f["message"], "empty fault message"
+        # The field is the path's first segment.
+        if f["path"] is None:
+            assert f["field"] is None, f
+        else:
+            assert f["path"].startswith(f["field"]), f
     assert str(err), "empty error message"
     assert err.code in o.ERROR_CODES
 

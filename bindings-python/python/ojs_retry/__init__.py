@@ -6,8 +6,7 @@ thin binding. See ``help(RetryPolicy)`` and the README for a quick start.
 
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
-from datetime import datetime
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypedDict
 
 from ._ojs_retry import (
     ERROR_CODES,
@@ -76,14 +75,25 @@ try:
 except PackageNotFoundError:  # pragma: no cover - not installed
     __version__ = "0+unknown"
 
+
+
+class Fault(TypedDict):
+    """One fault of a ``PolicyError``: the field, the path inside it, what is wrong."""
+
+    field: str | None
+    path: str | None
+    message: str
+
+
 #: A policy layer: JSON text, or a mapping of document fields.
 PolicyLayer: TypeAlias = str | bytes | bytearray | Mapping[str, Any]
-#: Epoch milliseconds, or an aware datetime.
-Instant: TypeAlias = int | datetime
+#: Epoch milliseconds.
+Instant: TypeAlias = int
 
 __all__ = [
     "Action",
     "ErrorCode",
+    "Fault",
     "HandlerCode",
     "Instant",
     "OnExhaustion",

@@ -1,12 +1,12 @@
 """Type stubs for ``ojs_retry`` (checked with ``python -m mypy.stubtest ojs_retry``)."""
 
 from collections.abc import Mapping
-from datetime import datetime
-from typing import Any, Final, Literal, TypeAlias, final
+from typing import Any, Final, Literal, TypeAlias, TypedDict, final
 
 __all__ = [
     "Action",
     "ErrorCode",
+    "Fault",
     "HandlerCode",
     "Instant",
     "OnExhaustion",
@@ -51,8 +51,8 @@ PresetSystem: TypeAlias = Literal[
 ]
 #: A policy layer: JSON text, or a mapping of document fields.
 PolicyLayer: TypeAlias = str | bytes | bytearray | Mapping[str, Any]
-#: Epoch milliseconds, or an aware datetime.
-Instant: TypeAlias = int | datetime
+#: Epoch milliseconds.
+Instant: TypeAlias = int
 
 __version__: str
 
@@ -66,15 +66,24 @@ MAX_INSTANT_MS: Final[int]
 #: The most rows one ``schedule()`` call builds.
 MAX_SCHEDULE_ROWS: Final[int]
 
+class Fault(TypedDict):
+    """One fault of a ``PolicyError``."""
+
+    field: str | None
+    path: str | None
+    message: str
+
 class PolicyError(ValueError):
     """Every error of the engine, with a stable ``code``."""
 
     #: e.g. ``"validation.retry_policy_invalid"`` (one of ``ERROR_CODES``).
     code: str
-    #: The first fault's field (``""`` for the document itself).
-    field: str
-    #: Every fault as ``(field, message)``, first one first.
-    faults: list[tuple[str, str]]
+    #: The policy or argument field of the first fault (``None``: the whole document).
+    field: str | None
+    #: Where inside that field (``"non_retryable_errors[0]"``; ``None``: the whole document).
+    path: str | None
+    #: Every fault, first one first.
+    faults: list[Fault]
 
 @final
 class RetryPolicy:
@@ -99,7 +108,7 @@ class RetryPolicy:
     @staticmethod
     def from_json(text: str) -> RetryPolicy: ...
     @staticmethod
-    def preset(system: PresetSystem, config: Mapping[str, Any] | None = None, /, **options: Any) -> RetryPolicy: ...
+    def preset(system: PresetSystem, options: Mapping[str, Any] | None = None, **kw: Any) -> RetryPolicy: ...
     @property
     def preset_system(self) -> PresetSystem | None: ...
     @property
@@ -142,9 +151,11 @@ class RetryPolicy:
         self,
         attempt: int,
         *,
-        error_type: str | None = None,
+        type: str | None = None,
         code: HandlerCode | None = None,
-        timed_out: bool = False,
+        timed_out: bool | None = None,
+        message: str | None = None,
+        details: Any = None,
         now: Instant | None = None,
         u: float | None = None,
         seed: int | None = None,
@@ -217,6 +228,8 @@ class RetryState:
     @property
     def attempt(self) -> int: ...
     @property
+    def next_attempt(self) -> int: ...
+    @property
     def next_retry_at(self) -> int | None: ...
     @property
     def terminal(self) -> OnExhaustion | None: ...
@@ -227,20 +240,13 @@ class RetryState:
     def record_failure(
         self,
         policy: RetryPolicy,
-        error_type: str,
-        message: str,
+        attempt: int | None = None,
         *,
+        type: str | None = None,
         code: HandlerCode | None = None,
+        timed_out: bool | None = None,
+        message: str | None = None,
         details: Any = None,
-        now: Instant | None = None,
-        u: float | None = None,
-        seed: int | None = None,
-        key: str | None = None,
-    ) -> Decision: ...
-    def record_timeout(
-        self,
-        policy: RetryPolicy,
-        *,
         now: Instant | None = None,
         u: float | None = None,
         seed: int | None = None,

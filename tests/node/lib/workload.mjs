@@ -11,13 +11,13 @@ export function workload(api, policies, jobs) {
     for (const job of jobs) {
       const decisions = []
       for (let attempt = 1; attempt <= policy.maxAttempts + 1; attempt++) {
-        decisions.push(policy.decide({ attempt, type: 'net.reset' }, { now: NOW + attempt, jitter: { key: job } }))
+        decisions.push(policy.decide({ attempt, type: 'net.reset' }, { now: NOW + attempt, key: job }))
       }
       const state = new api.RetryState()
       const steps = []
       while (state.terminal === null && steps.length < 100) {
         steps.push(
-          state.recordFailure(policy, { type: 'net.reset', message: job }, { now: NOW, jitter: { key: job } }),
+          state.recordFailure(policy, { type: 'net.reset', message: job }, { now: NOW, key: job }),
         )
       }
       const seed = BigInt(job.length) * 1_000_003n
@@ -25,7 +25,7 @@ export function workload(api, policies, jobs) {
         decisions,
         steps,
         state: state.toString(),
-        delays: policy.delays([1, 2, 3, 4, 5, 6, 7, 8], { seed }),
+        delays: Array.from(policy.delays(Float64Array.of(1, 2, 3, 4, 5, 6, 7, 8), { seed })),
         schedule: policy.schedule(8, { key: job }),
       })
     }

@@ -1,0 +1,227 @@
+//! Python arguments to the core's types. Documents (mappings, lists,
+//! nested values) go through pythonize into the core's readers; scalar
+//! arguments are read here, and anything the core cannot receive (a `str`
+//! where an integer is expected, a lone surrogate) is the core's
+//! `invalid_argument` error naming the argument — never a silent coercion.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use ojs_retry::{Error, Jitter, Value};
+use pyo3::exceptions::{PyException, PyOverflowError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyString};
+use pythonize::Depythonizer;
+
+use crate::errors::{CoreResult, bad_argument};
+
+/// A short description of a Python value for messages: its type and repr.
+pub(crate) fn describe(obj: &Bound<'_, PyAny>) -> String {
+    let ty = obj
+        .get_type()
+        .name()
+        .map_or_else(|_| "object".to_owned(), |n| n.to_string());
+    let repr = obj
+        .repr()
+        .map_or_else(|_| String::from("?"), |r| r.to_string());
+    let short: String = repr.chars().take(64).collect();
+    let ellipsis = if short.len() < repr.len() { "..." } else { "" };
+    format!("{ty} {short}{ellipsis}")
+}
+
+/// A non-negative integer argument (an `int`, or a `float` with an
+/// integral value, as in JSON); the core's `uint_from_f64` decides the
+/// range, 0 ..= 2^53 − 1.
+pub(crate) fn uint(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+    let py = obj.py();
+    // `bool` is an `int` subclass in Python, but `True` is not a count.
+    if !obj.is_instance_of::<PyBool>() {
+        if let Ok(i) = obj.cast::<PyInt>() {
+            return ojs_retry::uint_from_f64(field, int_as_f64(i)).py(py);
+        }
+        if let Ok(f) = obj.cast::<PyFloat>() {
+            return ojs_retry::uint_from_f64(field, f.value()).py(py);
+        }
+    }
+    Err(bad_argument(field, format!("expected an integer, found {}", describe(obj)))).py(py)
+}
+
+/// An `int` as the nearest double: exact up to 2^53, so every integer the
+/// core accepts keeps its value and every larger one stays out of range
+/// (an `int` beyond a double's range is an infinity of its sign).
+fn int_as_f64(i: &Bound<'_, PyInt>) -> f64 {
+    if let Ok(n) = i.extract::<u64>() {
+        #[allow(clippy::cast_precision_loss)] // exact below 2^53, > 2^53 − 1 above
+        return n as f64;
+    }
+    match i.extract::<f64>() {
+        Ok(x) => x,
+        Err(_) if i.lt(0).unwrap_or(false) => f64::NEG_INFINITY,
+        Err(_) => f64::INFINITY,
+    }
+}
+
+/// A `str` argument holding valid Unicode (a lone surrogate cannot be
+/// UTF-8).
+pub(crate) fn text(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<String> {
+    let py = obj.py();
+    let Ok(s) = obj.cast::<PyString>() else {
+        return Err(bad_argument(field, format!("expected a string, found {}", describe(obj)))).py(py);
+    };
+    match s.to_str() {
+        Ok(t) => Ok(t.to_owned()),
+        Err(_) => Err(bad_argument(
+            field,
+            "expected a valid Unicode string, found one with a lone surrogate".to_owned(),
+        ))
+        .py(py),
+    }
+}
+
+/// An optional `str` argument (`None` is absent).
+pub(crate) fn opt_text(obj: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<String>> {
+    given(obj).map(|o| text(o, field)).transpose()
+}
+
+/// `None` given for an optional keyword is the same as leaving it out.
+pub(crate) fn given<'a, 'py>(obj: Option<&'a Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
+    obj.filter(|o| !o.is_none())
+}
+
+/// The jitter keywords: at most one of `u`, `seed`, `key` (the core's
+/// `Jitter::from_parts` decides); `None` when none is given.
+pub(crate) fn jitter(
+    u: Option<&Bound<'_, PyAny>>,
+    seed: Option<&Bound<'_, PyAny>>,
+    key: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<Jitter>> {
+    let (u, seed, key) = (given(u), given(seed), given(key));
+    let Some(py) = u.or(seed).or(key).map(Bound::py) else {
+        return Ok(None);
+    };
+    let u = u.map(|u| unit(u)).transpose()?;
+    let seed = seed.map(|s| seed_of(s)).transpose()?;
+    let key = opt_text(key, "key")?;
+    Jitter::from_parts(u, seed, key).py(py).map(Some)
+}
+
+/// As [`jitter`], defaulting to OS entropy.
+pub(crate) fn jitter_or_entropy(
+    u: Option<&Bound<'_, PyAny>>,
+    seed: Option<&Bound<'_, PyAny>>,
+    key: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Jitter> {
+    Ok(jitter(u, seed, key)?.unwrap_or(Jitter::Entropy))
+}
+
+/// `u`: a number (the core checks `[0, 1)`).
+fn unit(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
+    if !obj.is_instance_of::<PyBool>() {
+        if let Ok(f) = obj.cast::<PyFloat>() {
+            return Ok(f.value());
+        }
+        if let Ok(i) = obj.cast::<PyInt>() {
+            return Ok(int_as_f64(i));
+        }
+    }
+    Err(bad_argument("u", format!("expected a float in [0, 1), found {}", describe(obj)))).py(obj.py())
+}
+
+/// `seed`: an `int` in `[0, 2**64)`.
+fn seed_of(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if !obj.is_instance_of::<PyBool>()
+        && obj.is_instance_of::<PyInt>()
+        && let Ok(s) = obj.extract::<u64>()
+    {
+        return Ok(s);
+    }
+    Err(bad_argument("seed", format!("expected an integer in [0, 2**64), found {}", describe(obj)))).py(obj.py())
+}
+
+/// `now`: epoch milliseconds; `None` (or absent) reads the system clock.
+pub(crate) fn now(py: Python<'_>, obj: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+    if let Some(obj) = given(obj) {
+        return uint(obj, "now");
+    }
+    let clock = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .ok()
+        .and_then(|d| u64::try_from(d.as_millis()).ok());
+    match clock {
+        Some(ms) => Ok(ms),
+        None => Err(bad_argument("now", "the system clock is outside 1970 ..= 2^64 ms".to_owned())).py(py),
+    }
+}
+
+/// Reads a Python object as a document value through pythonize.
+///
+/// `Ok(Err(fault))`: the object is not a JSON-like value (an unsupported
+/// type, a lone surrogate, a nesting the core refuses): the caller asks the
+/// core's reader over a `Depythonizer` for the typed fault and its path. `Err`:
+/// Python code raised while the object was read (KeyboardInterrupt,
+/// MemoryError, a custom Mapping's own exception) — that exception
+/// propagates as itself.
+pub(crate) fn value(obj: &Bound<'_, PyAny>) -> PyResult<Result<Value, PyErr>> {
+    let py = obj.py();
+    match pythonize::depythonize::<Value>(obj) {
+        Ok(v) => Ok(Ok(v)),
+        Err(e) => {
+            let e = PyErr::from(e);
+            // pythonize's own faults become TypeError / ValueError (or a
+            // plain Exception for a message from the core's visitor); a
+            // lone surrogate is a UnicodeEncodeError (a ValueError), an int
+            // beyond 128 bits an OverflowError.
+            let data_fault = e.is_instance_of::<PyTypeError>(py)
+                || e.is_instance_of::<PyValueError>(py)
+                || e.is_instance_of::<PyOverflowError>(py)
+                || e.get_type(py).is(py.get_type::<PyException>());
+            if data_fault { Ok(Err(e)) } else { Err(e) }
+        }
+    }
+}
+
+/// Reads a document with a core reader: through a [`Value`] when pythonize
+/// can make one, else through the reader's generic entry over a
+/// `Depythonizer`, which reports the fault where it is.
+pub(crate) fn read<T>(
+    obj: &Bound<'_, PyAny>,
+    from_value: impl FnOnce(&Value) -> Result<T, Error>,
+    from_deserializer: impl FnOnce(&mut Depythonizer<'_, '_>) -> Result<T, Error>,
+) -> PyResult<T> {
+    let py = obj.py();
+    match value(obj)? {
+        Ok(v) => from_value(&v).py(py),
+        Err(_) => from_deserializer(&mut Depythonizer::from_object(obj)).py(py),
+    }
+}
+
+/// A policy layer: JSON text (`str`, or UTF-8 `bytes` / `bytearray`) or a
+/// mapping.
+pub(crate) fn layer(obj: &Bound<'_, PyAny>) -> PyResult<ojs_retry::Layer<'static>> {
+    use ojs_retry::Layer;
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(match s.to_str() {
+            Ok(t) => Layer::Json(t.to_owned().into()),
+            // A lone surrogate cannot be UTF-8: hand the core the bytes
+            // Python has for it, and the core reports the text as not UTF-8.
+            Err(_) => Layer::JsonBytes(
+                s.call_method1("encode", ("utf-8", "surrogatepass"))?
+                    .cast_into::<PyBytes>()?
+                    .as_bytes()
+                    .to_vec()
+                    .into(),
+            ),
+        });
+    }
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Layer::JsonBytes(b.as_bytes().to_vec().into()));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(Layer::JsonBytes(b.to_vec().into()));
+    }
+    Ok(match value(obj)? {
+        Ok(v) => Layer::Value(v),
+        // The core's reader locates the fault; from_layers reports it with
+        // the other layers' faults.
+        Err(_) => Layer::read(&mut Depythonizer::from_object(obj)),
+    })
+}

@@ -1,0 +1,217 @@
+//! `RetryPolicy`: the core's policy as a JS class.
+
+use std::borrow::Cow;
+
+use js_sys::{Array, Float64Array};
+use ojs_retry::{Case, ErrorCode, Failure, Layer};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::convert::{self, JsResult, Thrown, num};
+
+/// An immutable, validated, effective retry policy (spec §11).
+#[wasm_bindgen]
+pub struct RetryPolicy(pub(crate) ojs_retry::RetryPolicy);
+
+/// One policy layer: JSON text, or a document object through
+/// serde-wasm-bindgen.
+fn layer(v: &JsValue) -> JsResult<Layer<'static>> {
+    if v.is_string() {
+        let text = convert::string(v, ErrorCode::RetryPolicyInvalid, None)?;
+        return Ok(Layer::Json(Cow::Owned(text)));
+    }
+    Ok(Layer::Value(convert::value(v, ErrorCode::RetryPolicyInvalid)?))
+}
+
+#[wasm_bindgen]
+impl RetryPolicy {
+    /// A policy from a document object or JSON text, merged over the
+    /// defaults and validated; no argument: the defaults.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_optional_param_type = "PolicyDocument | PresetDocument | string")] policy: JsValue,
+    ) -> JsResult<RetryPolicy> {
+        if policy.is_undefined() {
+            return Ok(Self(ojs_retry::RetryPolicy::default()));
+        }
+        if policy.is_string() {
+            let text = convert::string(&policy, ErrorCode::RetryPolicyInvalid, None)?;
+            return Ok(Self(ojs_retry::RetryPolicy::from_json(&text)?));
+        }
+        let d = serde_wasm_bindgen::Deserializer::from(policy);
+        Ok(Self(ojs_retry::RetryPolicy::from_deserializer(d)?))
+    }
+
+    /// A policy from JSON text.
+    #[wasm_bindgen(js_name = fromJSON)]
+    pub fn from_json(#[wasm_bindgen(unchecked_param_type = "string")] text: &JsValue) -> JsResult<RetryPolicy> {
+        let text = convert::string(text, ErrorCode::RetryPolicyInvalid, None)?;
+        Ok(Self(ojs_retry::RetryPolicy::from_json(&text)?))
+    }
+
+    /// Layers (document objects or JSON text) merged in order over the
+    /// defaults, then validated.
+    pub fn merge(
+        #[wasm_bindgen(unchecked_param_type = "Array<PolicyDocument | PresetDocument | string>")] layers: &JsValue,
+    ) -> JsResult<RetryPolicy> {
+        let layers: &Array = layers
+            .dyn_ref()
+            .ok_or_else(|| Thrown::arg("layers", "expected an array of policy documents or JSON texts"))?;
+        let layers = layers.iter().map(|l| layer(&l)).collect::<JsResult<Vec<_>>>()?;
+        Ok(Self(ojs_retry::RetryPolicy::from_layers(layers)?))
+    }
+
+    /// The policy a preset system's own options describe.
+    pub fn preset(
+        #[wasm_bindgen(unchecked_param_type = "PresetSystem")] system: &JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Record<string, unknown>")] options: &JsValue,
+    ) -> JsResult<RetryPolicy> {
+        let system = convert::string(system, ErrorCode::RetryPolicyInvalid, Some("preset.system"))?;
+        let options = if options.is_undefined() {
+            ojs_retry::Value::Object(ojs_retry::Map::new())
+        } else {
+            convert::value(options, ErrorCode::RetryPolicyInvalid)?
+        };
+        Ok(Self(ojs_retry::RetryPolicy::preset(&system, &options)?))
+    }
+
+    /// The preset system this policy reproduces, or `null`.
+    #[wasm_bindgen(getter, js_name = presetSystem, unchecked_return_type = "PresetSystem | null")]
+    pub fn preset_system(&self) -> JsValue {
+        convert::or_null(self.0.preset_system())
+    }
+
+    /// `max_attempts`.
+    #[wasm_bindgen(getter, js_name = maxAttempts)]
+    pub fn max_attempts(&self) -> f64 {
+        num(self.0.max_attempts())
+    }
+
+    /// `initial_interval`, in milliseconds.
+    #[wasm_bindgen(getter, js_name = initialIntervalMs)]
+    pub fn initial_interval_ms(&self) -> f64 {
+        num(self.0.initial_interval_ms())
+    }
+
+    /// `backoff_coefficient`.
+    #[wasm_bindgen(getter, js_name = backoffCoefficient)]
+    pub fn backoff_coefficient(&self) -> f64 {
+        self.0.backoff_coefficient()
+    }
+
+    /// `max_interval`, in milliseconds.
+    #[wasm_bindgen(getter, js_name = maxIntervalMs)]
+    pub fn max_interval_ms(&self) -> f64 {
+        num(self.0.max_interval_ms())
+    }
+
+    /// `jitter`.
+    #[wasm_bindgen(getter)]
+    pub fn jitter(&self) -> bool {
+        self.0.jitter()
+    }
+
+    /// `non_retryable_errors`.
+    #[wasm_bindgen(getter, js_name = nonRetryableErrors)]
+    pub fn non_retryable_errors(&self) -> Vec<String> {
+        self.0.non_retryable_errors().to_vec()
+    }
+
+    /// `on_exhaustion`: `"discard"` or `"dead_letter"`.
+    #[wasm_bindgen(getter, js_name = onExhaustion, unchecked_return_type = "\"discard\" | \"dead_letter\"")]
+    pub fn on_exhaustion(&self) -> String {
+        self.0.on_exhaustion().as_str().into()
+    }
+
+    /// `backoff_strategy`: `"none"`, `"linear"`, `"exponential"` or `"polynomial"`.
+    #[wasm_bindgen(
+        getter,
+        js_name = backoffStrategy,
+        unchecked_return_type = "\"none\" | \"linear\" | \"exponential\" | \"polynomial\""
+    )]
+    pub fn backoff_strategy(&self) -> String {
+        self.0.strategy().as_str().into()
+    }
+
+    /// The number of retries the policy allows (`max_attempts − 1`, at least 0).
+    #[wasm_bindgen(getter, js_name = maxRetries)]
+    pub fn max_retries(&self) -> f64 {
+        num(self.0.max_retries())
+    }
+
+    /// The canonical effective policy document (snake_case), or the preset
+    /// document `{ preset: { system, ... } }`.
+    #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "EffectivePolicy | PresetDocument")]
+    pub fn to_json(&self) -> JsResult<JsValue> {
+        convert::out(&self.0, "policy")
+    }
+
+    /// The canonical JSON text of [`RetryPolicy::to_json`].
+    #[wasm_bindgen(js_name = toString)]
+    pub fn to_string_js(&self) -> String {
+        self.0.to_json()
+    }
+
+    /// The delay before retry `retryNumber` (1-based), in milliseconds.
+    pub fn delay(
+        &self,
+        #[wasm_bindgen(js_name = retryNumber, unchecked_param_type = "number")] retry_number: &JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Jitter")] options: &JsValue,
+    ) -> JsResult<f64> {
+        let n = convert::uint(retry_number, "retry_number")?;
+        let o = convert::options(options)?;
+        Ok(num(self.0.delay(n, o.jitter_or_entropy())?))
+    }
+
+    /// A batch of delays: each slot of `retryNumbers` holds a retry number
+    /// and receives its delay; the same array is returned.
+    pub fn delays(
+        &self,
+        #[wasm_bindgen(js_name = retryNumbers, unchecked_param_type = "Float64Array")] retry_numbers: &JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Jitter")] options: &JsValue,
+    ) -> JsResult<Float64Array> {
+        let array: &Float64Array = retry_numbers
+            .dyn_ref()
+            .ok_or_else(|| Thrown::arg("retry_numbers", "expected a Float64Array"))?;
+        let o = convert::options(options)?;
+        let mut slots = array.to_vec();
+        self.0.delays_into(&mut slots, o.jitter_or_entropy())?;
+        array.copy_from(&slots);
+        Ok(array.clone())
+    }
+
+    /// The first `count` retries: raw, capped, jitter bounds and (with a
+    /// source) the drawn delay; camelCase rows.
+    #[wasm_bindgen(unchecked_return_type = "ScheduleRow[]")]
+    pub fn schedule(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] count: &JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Jitter")] options: &JsValue,
+    ) -> JsResult<JsValue> {
+        let count = convert::uint(count, "count")?;
+        let o = convert::options(options)?;
+        let rows = self.0.schedule(count, o.jitter.as_ref().map(|j| j.source()))?;
+        let rows: Vec<_> = rows.iter().map(|r| r.to_value(Case::Camel)).collect();
+        convert::out(&rows, "count")
+    }
+
+    /// Retry, discard or dead-letter after `failure`, and why; camelCase.
+    #[wasm_bindgen(unchecked_return_type = "Decision")]
+    pub fn decide(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Failure")] failure: &JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "DecideOptions")] options: &JsValue,
+    ) -> JsResult<JsValue> {
+        let failure = failure_arg(failure, None)?;
+        let o = convert::options(options)?;
+        let d = self.0.decide(&failure, convert::now(&o)?, o.jitter_or_entropy())?;
+        convert::out(&d.to_value(Case::Camel), "decision")
+    }
+}
+
+/// A failure object `{ attempt?, type?, code?, timedOut?, message?, details? }`,
+/// read by the core; `attempt` may be left out where `default_attempt` is given.
+pub(crate) fn failure_arg(v: &JsValue, default_attempt: Option<u64>) -> JsResult<Failure> {
+    let doc = convert::value(v, ErrorCode::InvalidArgument)?;
+    Ok(Failure::from_value(&doc, Case::Camel, default_attempt)?)
+}
