@@ -53,7 +53,13 @@ fn engine_stages(b: &Backoff, n: u64, k: u64) -> Stages {
 
 /// The nearest plain policy: the same curve with OJS's jitter.
 fn nearest(b: &Backoff) -> Nearest {
-    Nearest::new(b.initial_ms, 2.0, b.cap_ms.max(b.initial_ms), true, Strategy::Exponential)
+    Nearest::new(
+        b.initial_ms,
+        2.0,
+        b.cap_ms.max(b.initial_ms),
+        true,
+        Strategy::Exponential,
+    )
 }
 
 /// The SDKs' standard mode (keys in canonical order).
@@ -143,15 +149,23 @@ impl AwsJitter {
 
 impl System for AwsJitter {
     const NAME: &'static str = "aws_jitter";
-    const OPTIONS: &'static [&'static str] =
-        &["jitter", "base_ms", "cap_ms", "max_attempts", "non_retryable"];
+    const OPTIONS: &'static [&'static str] = &[
+        "jitter",
+        "base_ms",
+        "cap_ms",
+        "max_attempts",
+        "non_retryable",
+    ];
 
     fn read(r: &mut Reader<'_>) -> Self {
         let jitter = r.choice("jitter");
         let base_ms = r.uint("base_ms", 100, 1, MAX_MS);
         let cap_ms = r.uint("cap_ms", 20_000, 1, MAX_MS);
         if cap_ms < base_ms {
-            r.fault("cap_ms", format!("expected cap_ms >= base_ms, found {cap_ms} < {base_ms}"));
+            r.fault(
+                "cap_ms",
+                format!("expected cap_ms >= base_ms, found {cap_ms} < {base_ms}"),
+            );
         }
         Self {
             jitter,

@@ -7,9 +7,9 @@
 //! `floor(random · d · jitter + d · (1 − jitter))`. An exhausted job or an
 //! `UnrecoverableError` goes to the failed set (dead_letter).
 
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use alloc::format;
 
 use serde::Serialize;
 
@@ -88,7 +88,9 @@ fn read_object(r: &mut Reader<'_>, m: &Map) -> Backoff {
         Some("fixed") => Kind::Fixed,
         Some("exponential") => Kind::Exponential,
         _ => {
-            let found = m.get("type").map_or_else(|| "nothing".into(), Value::describe);
+            let found = m
+                .get("type")
+                .map_or_else(|| "nothing".into(), Value::describe);
             r.fault(
                 "backoff.type",
                 format!("expected \"fixed\" or \"exponential\" (custom strategies are code), found {found}"),
@@ -174,7 +176,9 @@ impl System for Options {
     }
 
     fn nearest(&self) -> Nearest {
-        let (kind, delay, jitter) = self.backoff.map_or((None, 0.0, 0.0), |b| (Some(b.kind), b.delay, b.jitter));
+        let (kind, delay, jitter) = self
+            .backoff
+            .map_or((None, 0.0, 0.0), |b| (Some(b.kind), b.delay, b.jitter));
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let d = delay as u64;
         if kind == Some(Kind::Exponential) {

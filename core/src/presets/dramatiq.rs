@@ -56,7 +56,8 @@ fn first_draw(b: u64, u: f64) -> u64 {
 
 impl System for Options {
     const NAME: &'static str = "dramatiq";
-    const OPTIONS: &'static [&'static str] = &["max_retries", "min_backoff", "max_backoff", "throws"];
+    const OPTIONS: &'static [&'static str] =
+        &["max_retries", "min_backoff", "max_backoff", "throws"];
 
     fn read(r: &mut Reader<'_>) -> Self {
         Self {

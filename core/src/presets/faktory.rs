@@ -33,7 +33,11 @@ fn read_retry(r: &mut Reader<'_>) -> i64 {
         // `-1`, `-1.0`, `-1e0`: the one negative integer allowed.
         Err(_) if v.as_f64() == Some(-1.0) => -1,
         Err(_) => {
-            r.bad("retry", "expected an integer between -1 and 9007199254740991", v);
+            r.bad(
+                "retry",
+                "expected an integer between -1 and 9007199254740991",
+                v,
+            );
             25
         }
     }

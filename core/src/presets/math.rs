@@ -114,6 +114,7 @@ mod tests {
         assert_eq!(times_u(10, 0), 0);
         assert_eq!(times_u(10, 1 << 52), 5);
         assert_eq!(times_u(10, K_MAX), 9);
-        assert_eq!(times_u(u64::MAX, K_MAX), u64::MAX - 1);
+        assert_eq!(times_u(1 << 53, K_MAX), K_MAX);
+        assert_eq!(times_u(u64::MAX, 1 << 53), u64::MAX);
     }
 }

@@ -289,7 +289,9 @@ impl Preset {
             if n > MAX_CHAIN {
                 return Err(Error::arg(
                     "retry_number",
-                    format!("decorrelated jitter walks the chain of every earlier retry; expected a retry number at most {MAX_CHAIN}, found {n}"),
+                    format!(
+                        "decorrelated jitter walks the chain of every earlier retry; expected a retry number at most {MAX_CHAIN}, found {n}"
+                    ),
                 ));
             }
             let mut prev = b.initial_ms;
@@ -368,35 +370,38 @@ fn row(n: u64, s: Stages, (min_ms, max_ms): (u64, u64), delay_ms: Option<u64>) -
 /// Reads a preset document's value, `{"system": "...", ...}`, into the
 /// preset and the nearest plain policy.
 pub(crate) fn from_value(value: &Value) -> Result<(Preset, Plain), Error> {
-    let invalid = |path: &str, message: String| Error::new(ErrorCode::RetryPolicyInvalid, path, message);
+    let invalid =
+        |path: &str, message: String| Error::new(ErrorCode::RetryPolicyInvalid, path, message);
     let Value::Object(map) = value else {
         return Err(invalid(
             "preset",
-            found("expected an object such as {\"system\": \"sidekiq\", \"retry\": 5}", value),
+            found(
+                "expected an object such as {\"system\": \"sidekiq\", \"retry\": 5}",
+                value,
+            ),
         ));
     };
-    let list = SYSTEMS.join(", ");
-    let config = match map.get("system") {
-        Some(Value::String(s)) => Config::read(s, map),
-        Some(_) | None => None,
-    };
-    match (config, map.get("system")) {
-        (Some(config), _) => config.map(Preset::new),
-        (None, Some(v)) => Err(invalid(
-            "preset.system",
-            format!("expected one of {list}, found {}", v.describe()),
-        )),
-        (None, None) => Err(invalid(
-            "preset.system",
-            format!("expected the system's name, one of {list}"),
-        )),
+    let system = map.get("system");
+    if let Some(Value::String(s)) = system
+        && let Some(config) = Config::read(s, map)
+    {
+        return config.map(Preset::new);
     }
+    let list = SYSTEMS.join(", ");
+    Err(invalid(
+        "preset.system",
+        match system {
+            Some(v) => format!("expected one of {list}, found {}", v.describe()),
+            None => format!("expected the system's name, one of {list}"),
+        },
+    ))
 }
 
 /// Reads `system`'s options (`null` for its defaults); a `system` key
 /// inside them must agree.
 pub(crate) fn from_options(system: &str, options: &Value) -> Result<(Preset, Plain), Error> {
-    let invalid = |path: &str, message: String| Error::new(ErrorCode::RetryPolicyInvalid, path, message);
+    let invalid =
+        |path: &str, message: String| Error::new(ErrorCode::RetryPolicyInvalid, path, message);
     let mut map = match options {
         Value::Object(m) => m.clone(),
         Value::Null => Map::new(),

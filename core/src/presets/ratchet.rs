@@ -46,8 +46,12 @@ pub(crate) struct Options {
 
 impl System for Options {
     const NAME: &'static str = "ratchet";
-    const OPTIONS: &'static [&'static str] =
-        &["maxRetries", "backoffPolicy", "backoffDelayMs", "doNotRetry"];
+    const OPTIONS: &'static [&'static str] = &[
+        "maxRetries",
+        "backoffPolicy",
+        "backoffDelayMs",
+        "doNotRetry",
+    ];
 
     fn read(r: &mut Reader<'_>) -> Self {
         let int_max = i32::MAX.unsigned_abs().into();

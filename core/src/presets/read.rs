@@ -100,7 +100,10 @@ impl<'a> Reader<'a> {
         match read_uint(v) {
             Ok(n) if (min..=max).contains(&n) => n,
             Ok(n) => {
-                self.fault(key, format!("expected an integer between {min} and {max}, found {n}"));
+                self.fault(
+                    key,
+                    format!("expected an integer between {min} and {max}, found {n}"),
+                );
                 default
             }
             Err(m) => {
@@ -158,7 +161,10 @@ impl<'a> Reader<'a> {
         let Some(v) = self.get(key) else {
             return C::DEFAULT;
         };
-        if let Some(&(_, c)) = v.as_str().and_then(|s| C::ALL.iter().find(|(w, _)| *w == s)) {
+        if let Some(&(_, c)) = v
+            .as_str()
+            .and_then(|s| C::ALL.iter().find(|(w, _)| *w == s))
+        {
             return c;
         }
         let words: Vec<String> = C::ALL.iter().map(|(w, _)| quote(w)).collect();
@@ -177,7 +183,11 @@ impl<'a> Reader<'a> {
                     match item {
                         Value::String(s) if !s.is_empty() => list.push(s.clone()),
                         other => {
-                            self.item_fault(key, i, found("expected a non-empty error type", other));
+                            self.item_fault(
+                                key,
+                                i,
+                                found("expected a non-empty error type", other),
+                            );
                         }
                     }
                 }
@@ -212,7 +222,8 @@ impl<'a> Reader<'a> {
 
 /// A JSON number in `[min, max]` (so finite).
 pub(crate) fn in_range(v: &Value, min: f64, max: f64) -> Option<f64> {
-    v.as_f64().filter(|x| v.is_number() && *x >= min && *x <= max)
+    v.as_f64()
+        .filter(|x| v.is_number() && *x >= min && *x <= max)
 }
 
 /// "`expected`, found <what `v` is>".

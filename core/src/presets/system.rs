@@ -127,7 +127,13 @@ pub(crate) struct Nearest {
 
 impl Nearest {
     /// The usual case: the limit's attempts.
-    pub(crate) fn new(initial_ms: u64, coefficient: f64, max_ms: u64, jitter: bool, strategy: Strategy) -> Self {
+    pub(crate) fn new(
+        initial_ms: u64,
+        coefficient: f64,
+        max_ms: u64,
+        jitter: bool,
+        strategy: Strategy,
+    ) -> Self {
         Self {
             max_attempts: None,
             initial_ms,

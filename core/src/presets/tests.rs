@@ -8,7 +8,8 @@ use super::*;
 
 /// The canonical configuration of `system` with its defaults.
 fn defaults(system: &str) -> String {
-    let (preset, _) = from_options(system, &Value::Null).unwrap_or_else(|e| panic!("{system}: {e}"));
+    let (preset, _) =
+        from_options(system, &Value::Null).unwrap_or_else(|e| panic!("{system}: {e}"));
     serde_json::to_string(&preset).unwrap_or_default()
 }
 
@@ -27,7 +28,12 @@ fn written_keys(json: &str) -> Vec<String> {
         .as_object()
         .map(|m| {
             m.keys()
-                .map(|k| (json.find(&alloc::format!("\"{k}\":")).unwrap_or(usize::MAX), k.clone()))
+                .map(|k| {
+                    (
+                        json.find(&alloc::format!("\"{k}\":")).unwrap_or(usize::MAX),
+                        k.clone(),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -38,7 +44,8 @@ fn written_keys(json: &str) -> Vec<String> {
 #[test]
 fn every_name_dispatches_to_its_own_system() {
     for system in SYSTEMS {
-        let (preset, _) = from_options(system, &Value::Null).unwrap_or_else(|e| panic!("{system}: {e}"));
+        let (preset, _) =
+            from_options(system, &Value::Null).unwrap_or_else(|e| panic!("{system}: {e}"));
         assert_eq!(preset.system(), system);
     }
     assert!(Config::read("nope", &Map::new()).is_none());
@@ -72,19 +79,32 @@ fn the_canonical_document_reads_back_the_same() {
         let json = defaults(system);
         let value = Value::from_json(&json).unwrap_or_default();
         let again = from_value(&value).unwrap_or_else(|e| panic!("{system}: {e}"));
-        assert_eq!(again, from_options(system, &Value::Null).unwrap_or_else(|e| panic!("{e}")));
+        assert_eq!(
+            again,
+            from_options(system, &Value::Null).unwrap_or_else(|e| panic!("{e}"))
+        );
     }
 }
 
 #[test]
 fn faults_are_in_option_order_then_unknown_options() {
-    let config = Value::from_json(r#"{"zz": 1, "kill": 3, "version": "9", "aa": 2}"#).unwrap_or_default();
-    let e = from_options("sidekiq", &config).err().unwrap_or_else(|| panic!("accepted"));
-    let paths: Vec<_> = e.faults().iter().filter_map(|f| f.path.as_deref()).collect();
-    assert_eq!(paths, ["preset.version", "preset.kill", "preset.aa", "preset.zz"]);
+    let config =
+        Value::from_json(r#"{"zz": 1, "kill": 3, "version": "9", "aa": 2}"#).unwrap_or_default();
+    let e = from_options("sidekiq", &config)
+        .err()
+        .unwrap_or_else(|| panic!("accepted"));
+    let paths: Vec<_> = e
+        .faults()
+        .iter()
+        .filter_map(|f| f.path.as_deref())
+        .collect();
+    assert_eq!(
+        paths,
+        ["preset.version", "preset.kill", "preset.aa", "preset.zz"]
+    );
     assert_eq!(
         e.faults()[0].message,
-        r#"expected one of "8", "7", found "9""#
+        r#"expected one of "8", "7", found the string "9""#
     );
     assert_eq!(
         e.faults()[2].message,
