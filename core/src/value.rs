@@ -686,7 +686,7 @@ mod tests {
         let doc = serde_json::json!({"a": 1, "b": [1, deep.clone()], "c": {"k": deep.clone()}});
         let fault = Value::read(&doc).unwrap_err();
         assert_eq!((fault.field.as_deref(), fault.path.as_deref()), (Some("b"), Some("b[1]")));
-        let fault = Value::read(&serde_json::json!({"c": {"k": deep.clone()}})).unwrap_err();
+        let fault = Value::read(serde_json::json!({"c": {"k": deep.clone()}})).unwrap_err();
         assert_eq!(fault.path.as_deref(), Some("c.k"));
         assert!(Value::deserialize(&deep).is_err());
         let shallow = serde_json::json!({"a": [[[[1]]]], "b": null});
