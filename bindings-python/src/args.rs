@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use ojs_retry::{Error, Jitter, Value};
 use pyo3::exceptions::{PyException, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyString};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyString};
 use pythonize::Depythonizer;
 
 use crate::errors::{CoreResult, bad_argument};
@@ -192,6 +192,57 @@ pub(crate) fn read<T>(
         Ok(v) => from_value(&v).py(py),
         Err(_) => from_deserializer(&mut Depythonizer::from_object(obj)).py(py),
     }
+}
+
+/// Keyword arguments as one document object, each value read through
+/// pythonize: `Err(fault)` locates a value that cannot be read, as the
+/// core's reader would.
+///
+/// Keywords are not a mapping the caller handed over, so they are not
+/// given to pythonize as one: pythonize probes every mapping for
+/// `__dataclass_fields__`, and on the abi3 floor (Python < 3.13) that probe
+/// raises and catches an AttributeError (a few µs, more than the call).
+pub(crate) fn keywords(
+    py: Python<'_>,
+    pairs: &[(&str, &Bound<'_, PyAny>)],
+) -> PyResult<Result<Value, ojs_retry::Fault>> {
+    let mut map = ojs_retry::Map::new();
+    for &(name, v) in pairs {
+        match value(v)? {
+            Ok(read) => {
+                map.insert(name.to_owned(), read);
+            }
+            Err(e) => {
+                // The one keyword as a document: the core locates the fault.
+                let doc = PyDict::new(py);
+                doc.set_item(name, v)?;
+                let fault = match Value::read(&mut Depythonizer::from_object(doc.as_any())) {
+                    Err(fault) => fault,
+                    Ok(_) => ojs_retry::Fault {
+                        field: Some(name.to_owned()),
+                        path: Some(name.to_owned()),
+                        message: e.value(py).to_string(),
+                    },
+                };
+                return Ok(Err(fault));
+            }
+        }
+    }
+    Ok(Ok(Value::Object(map)))
+}
+
+/// Document fields given as keyword arguments (`RetryPolicy(**fields)`) as
+/// one policy layer.
+pub(crate) fn keyword_layer(fields: &Bound<'_, PyDict>) -> PyResult<ojs_retry::Layer<'static>> {
+    let items: Vec<(String, Bound<'_, PyAny>)> = fields
+        .iter()
+        .map(|(k, v)| Ok((k.extract::<String>()?, v)))
+        .collect::<PyResult<_>>()?;
+    let pairs: Vec<(&str, &Bound<'_, PyAny>)> = items.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    Ok(match keywords(fields.py(), &pairs)? {
+        Ok(v) => ojs_retry::Layer::Value(v),
+        Err(fault) => ojs_retry::Layer::Unreadable(fault),
+    })
 }
 
 /// A policy layer: JSON text (`str`, or UTF-8 `bytes` / `bytearray`) or a

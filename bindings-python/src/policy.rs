@@ -66,7 +66,7 @@ impl PyRetryPolicy {
             layers.push(args::layer(p)?);
         }
         if let Some(f) = fields.filter(|f| !f.is_empty()) {
-            layers.push(args::layer(f.as_any())?);
+            layers.push(args::keyword_layer(f)?);
         }
         Self::build(py, layers)
     }
@@ -241,8 +241,9 @@ impl PyRetryPolicy {
         key: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyDecision> {
         let py = attempt.py();
-        let fields = FailureArgs { attempt: Some(attempt), r#type, code, timed_out, message, details };
-        let failure = failure(&fields.read(py)?, None).py(py)?;
+        let attempt = args::uint(attempt, "attempt")?;
+        let fields = FailureArgs { r#type, code, timed_out, message, details };
+        let failure = failure(&fields.read(py)?, Some(attempt)).py(py)?;
         let now = args::now(py, now)?;
         let j = args::jitter_or_entropy(u, seed, key)?;
         let inner = self.inner.decide(&failure, now, j.source()).py(py)?;
@@ -271,7 +272,6 @@ impl PyRetryPolicy {
 
 /// The failure's fields, as `decide` and `record_failure` take them.
 pub(crate) struct FailureArgs<'a, 'py> {
-    pub(crate) attempt: Option<&'a Bound<'py, PyAny>>,
     pub(crate) r#type: Option<&'a Bound<'py, PyAny>>,
     pub(crate) code: Option<&'a Bound<'py, PyAny>>,
     pub(crate) timed_out: Option<&'a Bound<'py, PyAny>>,
@@ -287,26 +287,20 @@ impl FailureArgs<'_, '_> {
     /// The given keywords as one failure document, which the core's
     /// `Failure::from_value` checks (types, handler code, finite details).
     pub(crate) fn read(&self, py: Python<'_>) -> PyResult<FailureDoc> {
-        let doc = PyDict::new(py);
+        // The attempt is not among them: `args::uint` reads it (pythonize
+        // reads an `int` through a 128-bit conversion, slow on abi3) and the
+        // core gets it as the failure's default attempt.
         let fields = [
-            ("attempt", self.attempt),
             ("type", self.r#type),
             ("code", self.code),
             ("timed_out", self.timed_out),
             ("message", self.message),
             ("details", self.details),
         ];
-        for (name, v) in fields {
-            if let Some(v) = given(v) {
-                doc.set_item(name, v)?;
-            }
-        }
-        Ok(match args::value(doc.as_any())? {
-            Ok(v) => Ok(v),
-            // The core's reader locates the value it cannot read.
-            Err(_) => Value::read(&mut Depythonizer::from_object(doc.as_any()))
-                .map_err(|fault| ojs_retry::Error::from_fault(ErrorCode::InvalidArgument, fault)),
-        })
+        let given: Vec<(&str, &Bound<'_, PyAny>)> =
+            fields.iter().filter_map(|&(name, v)| given(v).map(|v| (name, v))).collect();
+        Ok(args::keywords(py, &given)?
+            .map_err(|fault| ojs_retry::Error::from_fault(ErrorCode::InvalidArgument, fault)))
     }
 }
 

@@ -127,7 +127,8 @@ impl PyRetryState {
     ) -> PyResult<PyDecision> {
         let py = policy.py();
         // Every Python value is read before the lock is taken.
-        let doc = FailureArgs { attempt, r#type, code, timed_out, message, details }.read(py)?;
+        let attempt = given(attempt).map(|a| args::uint(a, "attempt")).transpose()?;
+        let doc = FailureArgs { r#type, code, timed_out, message, details }.read(py)?;
         let now = args::now(py, now)?;
         let j = args::jitter_or_entropy(u, seed, key)?;
         let result = {
@@ -135,7 +136,7 @@ impl PyRetryState {
             // The next attempt read under the lock: concurrent callers each
             // record their own.
             let next = state.next_attempt();
-            failure(&doc, Some(next)).and_then(|f| state.record_failure(&policy.inner, &f, now, j.source()))
+            failure(&doc, Some(attempt.unwrap_or(next))).and_then(|f| state.record_failure(&policy.inner, &f, now, j.source()))
         };
         Ok(PyDecision { inner: result.py(py)? })
     }

@@ -3,9 +3,9 @@
 //! serde-wasm-bindgen), and the one function that turns a core error into
 //! the JS `Error` the API throws ([`Thrown`]'s `Into<JsValue>`).
 
-use js_sys::{JsString, Reflect};
-use ojs_retry::{CallOptions, Case, ErrorCode, Fault, Value};
-use serde::{Deserialize, Serialize};
+use js_sys::{Array, JsString, Reflect};
+use ojs_retry::{CallOptions, Case, ErrorCode, Fault, Layer, Value};
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -92,12 +92,18 @@ pub fn out<T: Serialize + ?Sized>(value: &T, what: &str) -> JsResult<JsValue> {
     to_js(value).map_err(|e| Thrown::arg(what, &e.to_string()))
 }
 
-/// A JS value as a document value tree (serde-wasm-bindgen into the core's
-/// `Value`); a value with no document form is a fault of the document,
-/// with the code of the document kind.
+/// A JS value as a document value tree, read by the core from
+/// serde-wasm-bindgen (`Layer::read`: the core's one reader of host
+/// values); a value that cannot be read (nested too deep, a BigInt beyond
+/// 64 bits, a symbol) is a fault at its top-level key, or of the whole
+/// document, with the code of the document kind.
 pub fn value(v: &JsValue, code: ErrorCode) -> JsResult<Value> {
-    Value::deserialize(serde_wasm_bindgen::Deserializer::from(v.clone()))
-        .map_err(|e| Thrown::host(code, None, &e.to_string()))
+    match Layer::read(serde_wasm_bindgen::Deserializer::from(v.clone())) {
+        Layer::Value(doc) => Ok(doc),
+        Layer::Unreadable(fault) => Err(Thrown::Host { code, fault }),
+        // `Layer::read` yields only the two above.
+        Layer::Json(_) | Layer::JsonBytes(_) => Err(Thrown::host(code, None, "the value could not be read")),
+    }
 }
 
 /// A string argument. A JS string holding a lone surrogate has no UTF-8
@@ -159,7 +165,6 @@ fn kind(v: &JsValue) -> String {
     }
 }
 
-use js_sys::Array;
 
 /// `Some(x)` as a JS value, `None` as `null` (wasm-bindgen's `Option`
 /// return would be `undefined`; the surface says `null`).

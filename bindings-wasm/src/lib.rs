@@ -14,6 +14,10 @@
 //! (`convert::Thrown`). This crate holds no policy logic: it converts,
 //! calls the core, and maps errors.
 
+// No hand-written `unsafe` (the expansions of wasm-bindgen's macros are
+// not held to this lint, so it can be forbidden).
+#![forbid(unsafe_code)]
+
 mod convert;
 mod policy;
 mod state;

@@ -20,7 +20,9 @@ fn layer(v: &JsValue) -> JsResult<Layer<'static>> {
         let text = convert::string(v, ErrorCode::RetryPolicyInvalid, None)?;
         return Ok(Layer::Json(Cow::Owned(text)));
     }
-    Ok(Layer::Value(convert::value(v, ErrorCode::RetryPolicyInvalid)?))
+    // Unreadable values stay layers: the core reports them with the other
+    // layers' faults.
+    Ok(Layer::read(serde_wasm_bindgen::Deserializer::from(v.clone())))
 }
 
 #[wasm_bindgen]

@@ -102,17 +102,41 @@ pub struct Error {
 }
 
 impl Error {
-    /// An error with one fault at `path` (`""`: the whole document).
-    pub(crate) fn new(code: ErrorCode, path: &str, message: impl Into<String>) -> Self {
+    /// An error with one fault at `path` (`""`: the whole document), for
+    /// hosts whose own argument conversion finds a fault (a string where a
+    /// number is expected) and reports it as the engine reports its own.
+    ///
+    /// ```
+    /// use ojs_retry::{Error, ErrorCode};
+    /// let e = Error::new(ErrorCode::InvalidArgument, "retry_number", "expected a number, found a string");
+    /// assert_eq!((e.field(), e.path()), (Some("retry_number"), Some("retry_number")));
+    /// ```
+    #[must_use]
+    pub fn new(code: ErrorCode, path: &str, message: impl Into<String>) -> Self {
         Self {
             code,
             faults: alloc::vec![Fault::at(path, message.into())],
         }
     }
 
-    /// An argument error (`validation.invalid_argument`).
-    pub(crate) fn arg(path: &str, message: impl Into<String>) -> Self {
+    /// An argument error (`validation.invalid_argument`) at `path`.
+    #[must_use]
+    pub fn invalid_argument(path: &str, message: impl Into<String>) -> Self {
         Self::new(ErrorCode::InvalidArgument, path, message)
+    }
+
+    pub(crate) fn arg(path: &str, message: impl Into<String>) -> Self {
+        Self::invalid_argument(path, message)
+    }
+
+    /// An error of one fault (what [`Value::read`](crate::Value::read)
+    /// reports) with `code`.
+    #[must_use]
+    pub fn from_fault(code: ErrorCode, fault: Fault) -> Self {
+        Self {
+            code,
+            faults: alloc::vec![fault],
+        }
     }
 
     /// Builds an error from collected faults; `None` when there are none.

@@ -161,6 +161,29 @@ impl Failure {
         Ok(f)
     }
 
+    /// [`Failure::from_value`] reading the object from any serde
+    /// `Deserializer` (a host value), a value that cannot be read located
+    /// at its field.
+    ///
+    /// # Errors
+    ///
+    /// As [`Failure::from_value`].
+    ///
+    /// ```
+    /// use ojs_retry::{Case, Failure};
+    /// let f = Failure::from_deserializer(&serde_json::json!({"attempt": 1}), Case::Camel, None)?;
+    /// assert_eq!(f.attempt, 1);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
+    pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(
+        d: D,
+        case: Case,
+        default_attempt: Option<u64>,
+    ) -> Result<Self, Error> {
+        let v = Value::read(d).map_err(|f| Error::from_fault(ErrorCode::InvalidArgument, f))?;
+        Self::from_value(&v, case, default_attempt)
+    }
+
     pub(crate) fn check(&self) -> Result<(), Error> {
         if self.attempt == 0 || self.attempt > MAX_MS {
             return Err(Error::arg(

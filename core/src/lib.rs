@@ -107,7 +107,7 @@ pub use error::{Error, ErrorCode, Fault};
 pub use jitter::{JitterSource, Sample};
 #[cfg(feature = "std")]
 pub use jitter::reseed_after_fork;
-pub use options::{CallOptions, Case, Jitter, uint_from_f64};
+pub use options::{CallOptions, Case, Jitter, uint_from_f64, uint_from_value};
 pub use value::{Map, Number, Value};
 pub use matching::{first_match, matches};
 pub use policy::{Delays, Layer, MAX_SCHEDULE_ROWS, OnExhaustion, PartialPolicy, RetryPolicy};

@@ -224,6 +224,17 @@ impl CallOptions {
         Ok(out)
     }
 
+    /// [`CallOptions::from_value`] reading the object from any serde
+    /// `Deserializer` (a host value).
+    ///
+    /// # Errors
+    ///
+    /// As [`CallOptions::from_value`].
+    pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(d: D, case: Case) -> Result<Self, Error> {
+        let v = Value::read(d).map_err(|f| Error::from_fault(ErrorCode::InvalidArgument, f))?;
+        Self::from_value(&v, case)
+    }
+
     /// The jitter source to use: the one given, else OS entropy.
     #[cfg(feature = "std")]
     #[must_use]
@@ -232,7 +243,22 @@ impl CallOptions {
     }
 }
 
-/// An integer argument given in a host value.
+/// An integer argument given as a [`Value`] (an integer, or a double with
+/// an integral value), in `0..=2^53 − 1`.
+///
+/// # Errors
+///
+/// `validation.invalid_argument` at `field`.
+///
+/// ```
+/// use ojs_retry::{Value, uint_from_value};
+/// assert_eq!(uint_from_value("now", &Value::from(5u64)).unwrap(), 5);
+/// assert_eq!(uint_from_value("now", &Value::from("5")).unwrap_err().field(), Some("now"));
+/// ```
+pub fn uint_from_value(field: &str, v: &Value) -> Result<u64, Error> {
+    uint_arg(field, v)
+}
+
 pub(crate) fn uint_arg(field: &str, v: &Value) -> Result<u64, Error> {
     match v {
         Value::Number(Number::PosInt(u)) if *u <= MAX_MS => Ok(*u),

@@ -254,6 +254,17 @@ impl RetryState {
         Self::from_value(&v, history_limit)
     }
 
+    /// [`RetryState::from_value`] reading the document from any serde
+    /// `Deserializer` (a host value).
+    ///
+    /// # Errors
+    ///
+    /// As [`RetryState::from_json`].
+    pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(d: D, history_limit: usize) -> Result<Self, Error> {
+        let v = Value::read(d).map_err(|f| Error::from_fault(ErrorCode::StateInvalid, f))?;
+        Self::from_value(&v, history_limit)
+    }
+
     /// Reads the §10 shape from a [`Value`].
     ///
     /// # Errors

@@ -470,64 +470,195 @@ fn duplicate(key: &str) -> String {
     alloc::format!("duplicate key {}", crate::describe::quote(key))
 }
 
-/// A document read from a host value: the value, or the fault that stopped
-/// reading it, at the top-level field whose value could not be read (a
-/// NaN is readable; a value nested too deep, a symbol or a lone surrogate
-/// is not), or at the document itself.
-pub(crate) fn read_document<'de, D: Deserializer<'de>>(d: D) -> Result<Value, Fault> {
-    match d.deserialize_any(TopLevel) {
-        Ok(read) => read,
-        Err(e) => Err(Fault::at("", alloc::format!("{e}"))),
+impl Value {
+    /// Reads a document from any serde `Deserializer` (a host value): its
+    /// value, or the fault that stopped reading it, located as precisely as
+    /// the top level allows — at `field` or `field[i]` / `field.key` whose
+    /// value could not be read (nested too deep, a type JSON has not, a
+    /// string that is not Unicode), or at the document itself. A NaN is
+    /// readable: the document's reader reports it with its field.
+    ///
+    /// # Errors
+    ///
+    /// The fault; [`Error::from_fault`](crate::Error::from_fault) gives it
+    /// the code of the document being read.
+    ///
+    /// ```
+    /// use ojs_retry::Value;
+    /// let v = Value::read(&serde_json::json!({"a": [1, 2]})).unwrap();
+    /// assert_eq!(v.to_string(), r#"{"a":[1,2]}"#);
+    /// ```
+    pub fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Value, Fault> {
+        match d.deserialize_any(TopLevel) {
+            Ok(read) => read,
+            Err(e) => Err(Fault::at("", alloc::format!("{e}"))),
+        }
     }
 }
 
+pub(crate) fn read_document<'de, D: Deserializer<'de>>(d: D) -> Result<Value, Fault> {
+    Value::read(d)
+}
+
+/// The top level of a document: each field's value read by [`Field`], so
+/// that a fault is located at the field (and the item inside it).
 struct TopLevel;
 
+type Located = Result<Value, Fault>;
+
 impl<'de> Visitor<'de> for TopLevel {
-    type Value = Result<Value, Fault>;
+    type Value = Located;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON value")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+    // After a fault the other entries are still read (and dropped): some
+    // deserializers refuse a map left half-read, which would hide the
+    // fault's place.
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Located, A::Error> {
         let mut m = Map::new();
+        let mut first = None;
         while let Some(key) = map.next_key::<String>()? {
-            if m.contains_key(&key) {
-                return Ok(Err(Fault::at("", duplicate(&key))));
+            let read = map.next_value_seed(Field(&key));
+            if first.is_some() {
+                continue;
             }
-            match map.next_value_seed(Depth(1)) {
-                Ok(value) => m.insert(key, value),
-                Err(e) => return Ok(Err(Fault::at(&key, alloc::format!("{e}")))),
-            };
+            if m.contains_key(&key) {
+                first = Some(Fault::at("", duplicate(&key)));
+                continue;
+            }
+            match read {
+                Ok(Ok(value)) => {
+                    m.insert(key, value);
+                }
+                Ok(Err(fault)) => first = Some(fault),
+                Err(e) => first = Some(Fault::at(&key, alloc::format!("{e}"))),
+            }
         }
-        Ok(Ok(Value::Object(m)))
+        Ok(first.map_or(Ok(Value::Object(m)), Err))
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+    fn visit_bool<E>(self, v: bool) -> Result<Located, E> {
         Ok(Ok(Value::Bool(v)))
     }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Located, E> {
         ValueVisitor(0).visit_i64(v).map(Ok)
     }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Located, E> {
         ValueVisitor(0).visit_u64(v).map(Ok)
     }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Located, E> {
+        ValueVisitor(0).visit_i128(v).map(Ok)
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Located, E> {
+        ValueVisitor(0).visit_u128(v).map(Ok)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Located, E> {
         ValueVisitor(0).visit_f64(v).map(Ok)
     }
-    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+    fn visit_str<E>(self, v: &str) -> Result<Located, E> {
         Ok(Ok(v.into()))
     }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+    fn visit_unit<E>(self) -> Result<Located, E> {
         Ok(Ok(Value::Null))
     }
-    fn visit_none<E>(self) -> Result<Self::Value, E> {
+    fn visit_none<E>(self) -> Result<Located, E> {
         Ok(Ok(Value::Null))
     }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        Ok(read_document(d))
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Located, D::Error> {
+        Ok(Value::read(d))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Located, A::Error> {
         ValueVisitor(0).visit_seq(seq).map(Ok)
+    }
+}
+
+/// The value of the top-level field `.0`: an array's or an object's
+/// members are read one by one, so that a member that cannot be read is
+/// located at `field[i]` / `field.key`.
+struct Field<'k>(&'k str);
+
+impl<'de> DeserializeSeed<'de> for Field<'_> {
+    type Value = Located;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Located, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Field<'_> {
+    type Value = Located;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Located, A::Error> {
+        let mut items = Vec::new();
+        let mut first = None;
+        let mut i = 0usize;
+        loop {
+            match seq.next_element_seed(Depth(2)) {
+                Ok(None) => break,
+                Ok(Some(item)) => items.push(item),
+                Err(e) if first.is_none() => {
+                    let at = alloc::format!("{}[{i}]", self.0);
+                    first = Some(Fault::at(&at, alloc::format!("{e}")));
+                }
+                Err(_) => {}
+            }
+            i = i.saturating_add(1);
+        }
+        Ok(first.map_or(Ok(Value::Array(items)), Err))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Located, A::Error> {
+        let mut m = Map::new();
+        let mut first = None;
+        while let Some(key) = map.next_key::<String>()? {
+            let read = map.next_value_seed(Depth(2));
+            if first.is_some() {
+                continue;
+            }
+            let at = alloc::format!("{}.{key}", self.0);
+            if m.contains_key(&key) {
+                first = Some(Fault::at(&at, duplicate(&key)));
+                continue;
+            }
+            match read {
+                Ok(value) => {
+                    m.insert(key, value);
+                }
+                Err(e) => first = Some(Fault::at(&at, alloc::format!("{e}"))),
+            }
+        }
+        Ok(first.map_or(Ok(Value::Object(m)), Err))
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Located, E> {
+        Ok(Ok(Value::Bool(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Located, E> {
+        ValueVisitor(1).visit_i64(v).map(Ok)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Located, E> {
+        ValueVisitor(1).visit_u64(v).map(Ok)
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Located, E> {
+        ValueVisitor(1).visit_i128(v).map(Ok)
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Located, E> {
+        ValueVisitor(1).visit_u128(v).map(Ok)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Located, E> {
+        ValueVisitor(1).visit_f64(v).map(Ok)
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Located, E> {
+        Ok(Ok(v.into()))
+    }
+    fn visit_unit<E>(self) -> Result<Located, E> {
+        Ok(Ok(Value::Null))
+    }
+    fn visit_none<E>(self) -> Result<Located, E> {
+        Ok(Ok(Value::Null))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Located, D::Error> {
+        d.deserialize_any(self)
     }
 }
 
@@ -544,6 +675,22 @@ mod tests {
         assert!(Value::from_json_bytes(b"{\"a\": \xff}").is_err());
         let v = Value::from_json(r#"{"z":[1,-2,2.5,1e300],"a":null}"#).unwrap_or_default();
         assert_eq!(v.to_string(), r#"{"a":null,"z":[1,-2,2.5,1e+300]}"#);
+    }
+
+    #[test]
+    fn host_values_are_read_to_a_bounded_depth_and_faults_located() {
+        let mut deep = serde_json::json!([]);
+        for _ in 0..200 {
+            deep = serde_json::Value::Array(alloc::vec![deep]);
+        }
+        let doc = serde_json::json!({"a": 1, "b": [1, deep.clone()], "c": {"k": deep.clone()}});
+        let fault = Value::read(&doc).unwrap_err();
+        assert_eq!((fault.field.as_deref(), fault.path.as_deref()), (Some("b"), Some("b[1]")));
+        let fault = Value::read(serde_json::json!({"c": {"k": deep.clone()}})).unwrap_err();
+        assert_eq!(fault.path.as_deref(), Some("c.k"));
+        assert!(Value::deserialize(&deep).is_err());
+        let shallow = serde_json::json!({"a": [[[[1]]]], "b": null});
+        assert_eq!(Value::read(&shallow).unwrap().to_string(), r#"{"a":[[[[1]]]],"b":null}"#);
     }
 
     #[test]

@@ -387,6 +387,16 @@ export function apiSuite(api, expectedBackend) {
       }
     }
     assert.equal(fresh.attempt, 0, 'a refused call records nothing')
+    if (expectedBackend === 'native') {
+      // Another class's instance disguised as a policy, and a method called
+      // on another class's instance: napi-rs's type tags refuse both (no
+      // type confusion, no crash).
+      const disguised = Object.setPrototypeOf(new RetryState(), RetryPolicy.prototype)
+      throwsCoded(() => fresh.recordFailure(disguised, {}, { now }), ARG, 'policy')
+      assert.throws(() => disguised.maxAttempts)
+      assert.throws(() => RetryPolicy.prototype.delay.call(new RetryState(), 1, { u: 0.5 }))
+      assert.throws(() => RetryState.prototype.recordFailure.call(p, p, {}, { now }))
+    }
     throwsCoded(() => RetryState.fromJSON('{"attempt": -1, "errors": []}'), 'validation.state_invalid', 'attempt')
   })
 
