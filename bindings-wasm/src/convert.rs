@@ -4,76 +4,43 @@
 //! the JS `Error` the API throws ([`Thrown`]'s `Into<JsValue>`).
 
 use js_sys::{Array, JsString, Reflect};
-use ojs_retry::{CallOptions, Case, ErrorCode, Fault, Layer, Value};
+use ojs_retry::{CallOptions, Case, ErrorCode, Value};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-/// What a binding function throws: a core error, or a fault the host's
-/// conversion found before the core could see the value (a JS value of
-/// the wrong type, a string that is not Unicode). Both carry a code
-/// defined by the core and become the same kind of JS `Error`.
-pub enum Thrown {
-    /// An error returned by the engine.
-    Core(ojs_retry::Error),
-    /// A value that could not be converted for the engine.
-    Host {
-        /// The core's code for this kind of input.
-        code: ErrorCode,
-        /// The one fault.
-        fault: Fault,
-    },
-}
+/// What every exported function throws: a core error, turned into a JS
+/// `Error` by the one mapping below. (A newtype: neither the core's
+/// `Error` nor `JsValue` is this crate's, so the conversion needs a type
+/// that is.)
+pub struct Thrown(ojs_retry::Error);
 
 /// `Result` of every exported function.
 pub type JsResult<T> = Result<T, Thrown>;
 
 impl From<ojs_retry::Error> for Thrown {
     fn from(e: ojs_retry::Error) -> Self {
-        Self::Core(e)
+        Self(e)
     }
 }
 
-impl Thrown {
-    /// A fault at `path` (a field, or `None` for the whole document).
-    pub fn host(code: ErrorCode, path: Option<&str>, message: &str) -> Self {
-        let field = path.and_then(|p| p.split(['[', '.']).next()).filter(|f| !f.is_empty());
-        Self::Host {
-            code,
-            fault: Fault {
-                field: field.map(Into::into),
-                path: path.map(Into::into),
-                message: message.into(),
-            },
-        }
-    }
-
-    /// A `validation.invalid_argument` fault on the argument `field`.
-    pub fn arg(field: &str, message: &str) -> Self {
-        Self::host(ErrorCode::InvalidArgument, Some(field), message)
-    }
+/// A `validation.invalid_argument` error on the argument `field`.
+pub fn arg_error(field: &str, message: &str) -> Thrown {
+    Thrown(ojs_retry::Error::invalid_argument(field, message))
 }
 
 /// The one error mapping: an `Error` whose message is the core's one-line
 /// form, with `code`, `field` and `path` (strings, or `null` for the whole
 /// document) and `faults: [{ field, path, message }]`.
 impl From<Thrown> for JsValue {
-    fn from(t: Thrown) -> Self {
-        let (code, message, faults) = match &t {
-            Thrown::Core(e) => (e.code(), e.to_string(), e.faults()),
-            Thrown::Host { code, fault } => {
-                let at = fault.path.as_deref().map(|p| format!("{p}: ")).unwrap_or_default();
-                (*code, format!("{code}: {at}{}", fault.message), core::slice::from_ref(fault))
-            }
-        };
-        let first = faults.first();
-        let error = js_sys::Error::new(&message);
-        let text = |s: Option<&String>| s.map_or(JsValue::NULL, |s| JsValue::from_str(s));
+    fn from(Thrown(e): Thrown) -> Self {
+        let error = js_sys::Error::new(&e.to_string());
+        let text = |s: Option<&str>| s.map_or(JsValue::NULL, JsValue::from_str);
         // Setting a property of a fresh Error cannot fail.
-        let _ = Reflect::set(&error, &"code".into(), &code.as_str().into());
-        let _ = Reflect::set(&error, &"field".into(), &text(first.and_then(|f| f.field.as_ref())));
-        let _ = Reflect::set(&error, &"path".into(), &text(first.and_then(|f| f.path.as_ref())));
-        let _ = Reflect::set(&error, &"faults".into(), &to_js(&faults).unwrap_or(JsValue::NULL));
+        let _ = Reflect::set(&error, &"code".into(), &e.code().as_str().into());
+        let _ = Reflect::set(&error, &"field".into(), &text(e.field()));
+        let _ = Reflect::set(&error, &"path".into(), &text(e.path()));
+        let _ = Reflect::set(&error, &"faults".into(), &to_js(e.faults()).unwrap_or(JsValue::NULL));
         error.into()
     }
 }
@@ -89,33 +56,65 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, serde_wasm_bin
 /// An output document: a serialisation failure is the engine's value
 /// being out of what JS numbers hold, reported as a fault of `what`.
 pub fn out<T: Serialize + ?Sized>(value: &T, what: &str) -> JsResult<JsValue> {
-    to_js(value).map_err(|e| Thrown::arg(what, &e.to_string()))
+    to_js(value).map_err(|e| arg_error(what, &e.to_string()))
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// The host's `structuredClone` (Node ≥ 17, browsers, workerd), under
+    /// `catch`: whatever it throws comes back as an `Err`.
+    #[wasm_bindgen(catch, js_name = structuredClone)]
+    fn structured_clone(value: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// `String(x)`, under `catch` (a thrown value may be anything).
+    #[wasm_bindgen(catch, js_name = String)]
+    fn describe_thrown(value: &JsValue) -> Result<JsString, JsValue>;
+}
+
+/// A copy of a caller's value that is plain data: own enumerable data
+/// properties, arrays, strings, numbers, BigInts, `Map`s — made by the
+/// host's `structuredClone` before the module reads it.
+///
+/// Why: reading a live JS object runs the caller's code (getters, `Proxy`
+/// traps, a revoked proxy), and an exception thrown by it would unwind
+/// through the module's frames without running their cleanup (borrows,
+/// externref slots, the shadow stack): after a few hundred such exceptions
+/// the instance no longer works. The clone runs that code under `catch`,
+/// so anything it throws (a getter's error, `DataCloneError` for a
+/// function, symbol or proxy, `RangeError` for a value nested some
+/// thousands of levels deep) is a fault of the whole document with `code`.
+pub fn inert(v: &JsValue, code: ErrorCode) -> JsResult<JsValue> {
+    structured_clone(v).map_err(|thrown| {
+        let what = describe_thrown(&thrown).ok().and_then(|s| s.as_string()).unwrap_or_default();
+        Thrown(ojs_retry::Error::new(code, "", format!("the value cannot be read as plain data ({what})")))
+    })
+}
+
+/// serde-wasm-bindgen's deserializer over an inert copy of `v` (see
+/// [`inert`]).
+pub fn de(v: &JsValue, code: ErrorCode) -> JsResult<serde_wasm_bindgen::Deserializer> {
+    Ok(serde_wasm_bindgen::Deserializer::from(inert(v, code)?))
 }
 
 /// A JS value as a document value tree, read by the core from
-/// serde-wasm-bindgen (`Layer::read`: the core's one reader of host
-/// values); a value that cannot be read (nested too deep, a BigInt beyond
-/// 64 bits, a symbol) is a fault at its top-level key, or of the whole
-/// document, with the code of the document kind.
+/// serde-wasm-bindgen (`Value::read`); a value that cannot be read (nested
+/// too deep, a BigInt beyond 64 bits) is a fault at its top-level key, or
+/// of the whole document, with the code of the document kind.
 pub fn value(v: &JsValue, code: ErrorCode) -> JsResult<Value> {
-    match Layer::read(serde_wasm_bindgen::Deserializer::from(v.clone())) {
-        Layer::Value(doc) => Ok(doc),
-        Layer::Unreadable(fault) => Err(Thrown::Host { code, fault }),
-        // `Layer::read` yields only the two above.
-        Layer::Json(_) | Layer::JsonBytes(_) => Err(Thrown::host(code, None, "the value could not be read")),
-    }
+    Ok(Value::read(de(v, code)?).map_err(|f| ojs_retry::Error::from_fault(code, f))?)
 }
 
 /// A string argument. A JS string holding a lone surrogate has no UTF-8
 /// form (the host's encoder would silently put U+FFFD in its place), so
-/// it is refused, with `code` at `path`.
-pub fn string(v: &JsValue, code: ErrorCode, path: Option<&str>) -> JsResult<String> {
+/// it is refused, with `code` at `path` (`""`: the whole document).
+pub fn string(v: &JsValue, code: ErrorCode, path: &str) -> JsResult<String> {
+    let fault = |m: &str| Thrown(ojs_retry::Error::new(code, path, m));
     let s: &JsString = v
         .dyn_ref()
-        .ok_or_else(|| Thrown::host(code, path, &format!("expected a string, found {}", kind(v))))?;
+        .ok_or_else(|| fault(&format!("expected a string, found {}", kind(v))))?;
     // `String.prototype.isWellFormed` (ES2024: Node 20, Chromium, workerd).
     if !s.is_well_formed() {
-        return Err(Thrown::host(code, path, "the string holds a lone UTF-16 surrogate (it is not Unicode text)"));
+        return Err(fault("the string holds a lone UTF-16 surrogate (it is not Unicode text)"));
     }
     Ok(s.into())
 }
@@ -125,7 +124,7 @@ pub fn string(v: &JsValue, code: ErrorCode, path: Option<&str>) -> JsResult<Stri
 pub fn uint(v: &JsValue, field: &str) -> JsResult<u64> {
     let x = v
         .as_f64()
-        .ok_or_else(|| Thrown::arg(field, &format!("expected an integer number, found {}", kind(v))))?;
+        .ok_or_else(|| arg_error(field, &format!("expected an integer number, found {}", kind(v))))?;
     Ok(ojs_retry::uint_from_f64(field, x)?)
 }
 
@@ -145,8 +144,7 @@ pub fn options(v: &JsValue) -> JsResult<CallOptions> {
     if v.is_undefined() {
         return Ok(CallOptions::default());
     }
-    let doc = value(v, ErrorCode::InvalidArgument)?;
-    Ok(CallOptions::from_value(&doc, Case::Camel)?)
+    Ok(CallOptions::from_deserializer(de(v, ErrorCode::InvalidArgument)?, Case::Camel)?)
 }
 
 /// The `now` of an option bag, else the system clock.

@@ -11,7 +11,7 @@
 //! document shapes are in the custom section below), OS entropy from
 //! `crypto.getRandomValues` through getrandom's JS backend, the default
 //! allocator. A core error becomes a JS `Error` in one place
-//! (`convert::Thrown`). This crate holds no policy logic: it converts,
+//! (`convert::Thrown` into `JsValue`). This crate holds no policy logic: it converts,
 //! calls the core, and maps errors.
 
 // No hand-written `unsafe` (the expansions of wasm-bindgen's macros are
@@ -26,20 +26,20 @@ use ojs_retry::ErrorCode;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-use convert::{JsResult, Thrown, num};
+use convert::{JsResult, num};
 pub use policy::RetryPolicy;
 pub use state::{Reservation, RetryState};
 
 /// The arguments of `matches` / `firstMatch`: a string and an array of strings.
 fn match_args(error_type: &JsValue, patterns: &JsValue) -> JsResult<(String, Vec<String>)> {
-    let error_type = convert::string(error_type, ErrorCode::InvalidArgument, Some("error_type"))?;
-    let list: &js_sys::Array = patterns
-        .dyn_ref()
-        .ok_or_else(|| Thrown::arg("patterns", "expected an array of strings"))?;
+    let error_type = convert::string(error_type, ErrorCode::InvalidArgument, "error_type")?;
+    let list: js_sys::Array = convert::inert(patterns, ErrorCode::InvalidArgument)?
+        .dyn_into()
+        .map_err(|_| convert::arg_error("patterns", "expected an array of strings"))?;
     let patterns = list
         .iter()
         .enumerate()
-        .map(|(i, p)| convert::string(&p, ErrorCode::InvalidArgument, Some(&format!("patterns[{i}]"))))
+        .map(|(i, p)| convert::string(&p, ErrorCode::InvalidArgument, &format!("patterns[{i}]")))
         .collect::<JsResult<Vec<_>>>()?;
     Ok((error_type, patterns))
 }
@@ -68,7 +68,7 @@ pub fn first_match(
 /// An ISO 8601 duration (`"PT1.5S"`) in milliseconds.
 #[wasm_bindgen(js_name = parseDuration)]
 pub fn parse_duration(#[wasm_bindgen(unchecked_param_type = "string")] text: &JsValue) -> JsResult<f64> {
-    let text = convert::string(text, ErrorCode::InvalidArgument, Some("duration"))?;
+    let text = convert::string(text, ErrorCode::InvalidArgument, "duration")?;
     Ok(num(ojs_retry::parse_duration(&text)?))
 }
 
@@ -81,7 +81,7 @@ pub fn format_duration(#[wasm_bindgen(unchecked_param_type = "number")] ms: &JsV
 /// An RFC 3339 timestamp as epoch milliseconds.
 #[wasm_bindgen(js_name = parseTimestamp)]
 pub fn parse_timestamp(#[wasm_bindgen(unchecked_param_type = "string")] text: &JsValue) -> JsResult<f64> {
-    let text = convert::string(text, ErrorCode::InvalidArgument, Some("timestamp"))?;
+    let text = convert::string(text, ErrorCode::InvalidArgument, "timestamp")?;
     Ok(num(ojs_retry::parse_timestamp(&text)?))
 }
 

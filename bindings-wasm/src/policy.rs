@@ -7,22 +7,32 @@ use ojs_retry::{Case, ErrorCode, Failure, Layer};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::convert::{self, JsResult, Thrown, num};
+use crate::convert::{self, JsResult, num};
+
+#[wasm_bindgen]
+extern "C" {
+    /// The caller's `Float64Array` of `delays`, written only through its
+    /// `set`, under `catch` (a subclass may override it).
+    #[wasm_bindgen(js_name = Float64Array)]
+    type Slots;
+    #[wasm_bindgen(catch, method)]
+    fn set(this: &Slots, values: &[f64]) -> Result<(), JsValue>;
+}
 
 /// An immutable, validated, effective retry policy (spec §11).
 #[wasm_bindgen]
 pub struct RetryPolicy(pub(crate) ojs_retry::RetryPolicy);
 
-/// One policy layer: JSON text, or a document object through
-/// serde-wasm-bindgen.
-fn layer(v: &JsValue) -> JsResult<Layer<'static>> {
+/// One policy layer (an element of an inert copy, see `convert::inert`):
+/// JSON text, or a document object through serde-wasm-bindgen.
+fn layer(v: JsValue) -> JsResult<Layer<'static>> {
     if v.is_string() {
-        let text = convert::string(v, ErrorCode::RetryPolicyInvalid, None)?;
+        let text = convert::string(&v, ErrorCode::RetryPolicyInvalid, "")?;
         return Ok(Layer::Json(Cow::Owned(text)));
     }
     // Unreadable values stay layers: the core reports them with the other
     // layers' faults.
-    Ok(Layer::read(serde_wasm_bindgen::Deserializer::from(v.clone())))
+    Ok(Layer::read(serde_wasm_bindgen::Deserializer::from(v)))
 }
 
 #[wasm_bindgen]
@@ -37,17 +47,16 @@ impl RetryPolicy {
             return Ok(Self(ojs_retry::RetryPolicy::default()));
         }
         if policy.is_string() {
-            let text = convert::string(&policy, ErrorCode::RetryPolicyInvalid, None)?;
+            let text = convert::string(&policy, ErrorCode::RetryPolicyInvalid, "")?;
             return Ok(Self(ojs_retry::RetryPolicy::from_json(&text)?));
         }
-        let d = serde_wasm_bindgen::Deserializer::from(policy);
-        Ok(Self(ojs_retry::RetryPolicy::from_deserializer(d)?))
+        Ok(Self(ojs_retry::RetryPolicy::from_deserializer(convert::de(&policy, ErrorCode::RetryPolicyInvalid)?)?))
     }
 
     /// A policy from JSON text.
     #[wasm_bindgen(js_name = fromJSON)]
     pub fn from_json(#[wasm_bindgen(unchecked_param_type = "string")] text: &JsValue) -> JsResult<RetryPolicy> {
-        let text = convert::string(text, ErrorCode::RetryPolicyInvalid, None)?;
+        let text = convert::string(text, ErrorCode::RetryPolicyInvalid, "")?;
         Ok(Self(ojs_retry::RetryPolicy::from_json(&text)?))
     }
 
@@ -56,10 +65,10 @@ impl RetryPolicy {
     pub fn merge(
         #[wasm_bindgen(unchecked_param_type = "Array<PolicyDocument | PresetDocument | string>")] layers: &JsValue,
     ) -> JsResult<RetryPolicy> {
-        let layers: &Array = layers
-            .dyn_ref()
-            .ok_or_else(|| Thrown::arg("layers", "expected an array of policy documents or JSON texts"))?;
-        let layers = layers.iter().map(|l| layer(&l)).collect::<JsResult<Vec<_>>>()?;
+        let layers: Array = convert::inert(layers, ErrorCode::RetryPolicyInvalid)?
+            .dyn_into()
+            .map_err(|_| convert::arg_error("layers", "expected an array of policy documents or JSON texts"))?;
+        let layers = layers.iter().map(layer).collect::<JsResult<Vec<_>>>()?;
         Ok(Self(ojs_retry::RetryPolicy::from_layers(layers)?))
     }
 
@@ -68,7 +77,7 @@ impl RetryPolicy {
         #[wasm_bindgen(unchecked_param_type = "PresetSystem")] system: &JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "Record<string, unknown>")] options: &JsValue,
     ) -> JsResult<RetryPolicy> {
-        let system = convert::string(system, ErrorCode::RetryPolicyInvalid, Some("preset.system"))?;
+        let system = convert::string(system, ErrorCode::RetryPolicyInvalid, "preset.system")?;
         let options = if options.is_undefined() {
             ojs_retry::Value::Object(ojs_retry::Map::new())
         } else {
@@ -167,19 +176,26 @@ impl RetryPolicy {
 
     /// A batch of delays: each slot of `retryNumbers` holds a retry number
     /// and receives its delay; the same array is returned.
+    #[wasm_bindgen(unchecked_return_type = "Float64Array")]
     pub fn delays(
         &self,
         #[wasm_bindgen(js_name = retryNumbers, unchecked_param_type = "Float64Array")] retry_numbers: &JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "Jitter")] options: &JsValue,
-    ) -> JsResult<Float64Array> {
-        let array: &Float64Array = retry_numbers
-            .dyn_ref()
-            .ok_or_else(|| Thrown::arg("retry_numbers", "expected a Float64Array"))?;
+    ) -> JsResult<JsValue> {
+        // Read from an inert copy (a Float64Array's clone is a Float64Array,
+        // even of a subclass; anything else is not), written back through
+        // the array's own `set` under `catch`.
+        let copy: Float64Array = convert::inert(retry_numbers, ErrorCode::InvalidArgument)?
+            .dyn_into()
+            .map_err(|_| convert::arg_error("retry_numbers", "expected a Float64Array"))?;
         let o = convert::options(options)?;
-        let mut slots = array.to_vec();
+        let mut slots = copy.to_vec();
         self.0.delays_into(&mut slots, o.jitter_or_entropy())?;
-        array.copy_from(&slots);
-        Ok(array.clone())
+        retry_numbers
+            .unchecked_ref::<Slots>()
+            .set(&slots)
+            .map_err(|_| convert::arg_error("retry_numbers", "the array refused the delays (its `set` threw)"))?;
+        Ok(retry_numbers.clone())
     }
 
     /// The first `count` retries: raw, capped, jitter bounds and (with a
@@ -214,6 +230,5 @@ impl RetryPolicy {
 /// A failure object `{ attempt?, type?, code?, timedOut?, message?, details? }`,
 /// read by the core; `attempt` may be left out where `default_attempt` is given.
 pub(crate) fn failure_arg(v: &JsValue, default_attempt: Option<u64>) -> JsResult<Failure> {
-    let doc = convert::value(v, ErrorCode::InvalidArgument)?;
-    Ok(Failure::from_value(&doc, Case::Camel, default_attempt)?)
+    Ok(Failure::from_deserializer(convert::de(v, ErrorCode::InvalidArgument)?, Case::Camel, default_attempt)?)
 }

@@ -1,6 +1,8 @@
 //! `RetryState` and `Reservation`: the core's job state and visibility
 //! timeout as JS classes.
 
+use std::cell::RefCell;
+
 use ojs_retry::{Case, ErrorCode};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -10,8 +12,14 @@ use crate::policy::{RetryPolicy, failure_arg};
 
 /// A job's retry state: the attempt that last ran, a bounded error
 /// history, the next retry instant, and whether it ended (spec §10).
+///
+/// Behind a `RefCell` and every method on `&self`: `recordFailure` reads
+/// its arguments (which may run the caller's getters, and throw) before it
+/// borrows the state mutably, so an exception thrown there cannot leave
+/// the state borrowed. No borrow is held while the caller's code can run
+/// (and the engine never calls back), so no borrow can fail.
 #[wasm_bindgen]
-pub struct RetryState(ojs_retry::RetryState);
+pub struct RetryState(RefCell<ojs_retry::RetryState>);
 
 /// The `historyLimit` of an option bag, if given.
 fn history_limit(options: &JsValue) -> JsResult<Option<usize>> {
@@ -26,10 +34,10 @@ impl RetryState {
     pub fn new(
         #[wasm_bindgen(unchecked_optional_param_type = "{ historyLimit?: number }")] options: &JsValue,
     ) -> JsResult<RetryState> {
-        Ok(Self(match history_limit(options)? {
+        Ok(Self(RefCell::new(match history_limit(options)? {
             Some(n) => ojs_retry::RetryState::new().with_history_limit(n)?,
             None => ojs_retry::RetryState::new(),
-        }))
+        })))
     }
 
     /// A state from its §10 document (an object or JSON text).
@@ -40,48 +48,47 @@ impl RetryState {
     ) -> JsResult<RetryState> {
         let limit = history_limit(options)?.unwrap_or(ojs_retry::state::MIN_HISTORY);
         if state.is_string() {
-            let text = convert::string(state, ErrorCode::StateInvalid, None)?;
-            return Ok(Self(ojs_retry::RetryState::from_json(&text, limit)?));
+            let text = convert::string(state, ErrorCode::StateInvalid, "")?;
+            return Ok(Self(RefCell::new(ojs_retry::RetryState::from_json(&text, limit)?)));
         }
-        let doc = convert::value(state, ErrorCode::StateInvalid)?;
-        Ok(Self(ojs_retry::RetryState::from_value(&doc, limit)?))
+        Ok(Self(RefCell::new(ojs_retry::RetryState::from_deserializer(convert::de(state, ErrorCode::StateInvalid)?, limit)?)))
     }
 
     /// The attempt that last ran (0 before any).
     #[wasm_bindgen(getter)]
     pub fn attempt(&self) -> f64 {
-        num(self.0.attempt())
+        num(self.0.borrow().attempt())
     }
 
     /// The number the next attempt will have.
     #[wasm_bindgen(getter, js_name = nextAttempt)]
     pub fn next_attempt(&self) -> f64 {
-        num(self.0.next_attempt())
+        num(self.0.borrow().next_attempt())
     }
 
     /// When the pending retry is due (epoch ms), or `null`.
     #[wasm_bindgen(getter, js_name = nextRetryAt, unchecked_return_type = "number | null")]
     pub fn next_retry_at(&self) -> JsValue {
-        convert::or_null(self.0.next_retry_at().map(num))
+        convert::or_null(self.0.borrow().next_retry_at().map(num))
     }
 
     /// The terminal action (`"discard"` / `"dead_letter"`), or `null` while
     /// the job may still run.
     #[wasm_bindgen(getter, unchecked_return_type = "\"discard\" | \"dead_letter\" | null")]
     pub fn terminal(&self) -> JsValue {
-        convert::or_null(self.0.terminal().map(|a| a.as_str()))
+        convert::or_null(self.0.borrow().terminal().map(|a| a.as_str()))
     }
 
     /// The most failures the history keeps.
     #[wasm_bindgen(getter, js_name = historyLimit)]
     pub fn history_limit(&self) -> f64 {
-        num(self.0.history_limit() as u64)
+        num(self.0.borrow().history_limit() as u64)
     }
 
     /// The error history, oldest first (camelCase, `timestampMs` epoch ms).
     #[wasm_bindgen(getter, unchecked_return_type = "ErrorRecord[]")]
     pub fn errors(&self) -> JsResult<JsValue> {
-        let records: Vec<_> = self.0.errors().map(|r| r.to_value(Case::Camel)).collect();
+        let records: Vec<_> = self.0.borrow().errors().map(|r| r.to_value(Case::Camel)).collect();
         convert::out(&records, "errors")
     }
 
@@ -89,32 +96,33 @@ impl RetryState {
     /// and returns the policy's decision; the state takes it.
     #[wasm_bindgen(js_name = recordFailure, unchecked_return_type = "Decision")]
     pub fn record_failure(
-        &mut self,
+        &self,
         policy: &RetryPolicy,
         #[wasm_bindgen(unchecked_optional_param_type = "Failure")] failure: &JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "DecideOptions")] options: &JsValue,
     ) -> JsResult<JsValue> {
-        let next = self.0.next_attempt();
+        let next = self.0.borrow().next_attempt();
         let failure = if failure.is_undefined() {
             ojs_retry::Failure::new(next)
         } else {
             failure_arg(failure, Some(next))?
         };
         let o = convert::options(options)?;
-        let d = self.0.record_failure(&policy.0, &failure, convert::now(&o)?, o.jitter_or_entropy())?;
+        let now = convert::now(&o)?;
+        let d = self.0.borrow_mut().record_failure(&policy.0, &failure, now, o.jitter_or_entropy())?;
         convert::out(&d.to_value(Case::Camel), "decision")
     }
 
     /// The §10 state document (snake_case, RFC 3339 instants).
     #[wasm_bindgen(js_name = toJSON, unchecked_return_type = "RetryStateDocument")]
     pub fn to_json(&self) -> JsResult<JsValue> {
-        convert::out(&self.0, "state")
+        convert::out(&*self.0.borrow(), "state")
     }
 
     /// The §10 state document as JSON text.
     #[wasm_bindgen(js_name = toString)]
     pub fn to_string_js(&self) -> String {
-        self.0.to_json()
+        self.0.borrow().to_json()
     }
 }
 

@@ -290,22 +290,14 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err((Failed::Engine(e), json)) => {
             if json {
-                let faults: Vec<_> = e
-                    .iter_faults()
-                    .map(|f| json!({"field": f.field, "message": f.message}))
-                    .collect();
                 println!(
                     "{}",
-                    json!({"valid": false, "code": e.code().as_str(), "field": e.field(), "faults": faults})
+                    json!({"valid": false, "code": e.code().as_str(), "field": e.field(), "path": e.path(), "faults": e.faults()})
                 );
             } else {
-                for f in e.iter_faults() {
-                    let field = if f.field.is_empty() {
-                        "(document)"
-                    } else {
-                        &f.field
-                    };
-                    eprintln!("error[{}] {field}: {}", e.code(), f.message);
+                for f in e.faults() {
+                    let path = f.path.as_deref().unwrap_or("(document)");
+                    eprintln!("error[{}] {path}: {}", e.code(), f.message);
                 }
             }
             ExitCode::from(1)

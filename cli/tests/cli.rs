@@ -230,7 +230,7 @@ fn a_file_that_is_not_utf8_is_a_policy_fault() {
     let v = json_out(&["validate", "--json", path.to_str().unwrap()]);
     std::fs::remove_file(&path).unwrap();
     assert_eq!(v["code"], "validation.retry_policy_invalid");
-    assert_eq!(v["field"], "");
+    assert_eq!(v["field"], serde_json::Value::Null);
     assert!(
         v["faults"][0]["message"]
             .as_str()

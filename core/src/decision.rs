@@ -14,7 +14,7 @@
 //!    failure terminal; an attempt past `max_attempts` is exhausted too.
 //! 4. Otherwise retry number `n = a` with the backoff delay, and
 //!    `next_retry_at = now + delay` (saturating at
-//!    [`MAX_INSTANT_MS`]), so the job is never due
+//!    [`MAX_INSTANT_MS`](crate::MAX_INSTANT_MS)), so the job is never due
 //!    before the delay has elapsed (RET-11).
 //!
 //! ```
@@ -32,69 +32,12 @@ use alloc::string::String;
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
-use crate::error::{Error, quote};
-use crate::jitter::JitterSource;
-use crate::matching::first_match;
-use crate::failure::Failure;
-use crate::options::Case;
+use crate::error::quote;
+use crate::failure::HandlerCode;
+use crate::value::Case;
 use crate::value::Value;
-use crate::policy::{OnExhaustion, RetryPolicy};
 use alloc::format;
-use crate::time::{MAX_INSTANT_MS, check_instant};
 
-/// A handler error response code (§7.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum HandlerCode {
-    /// Retry with the normal policy (the default).
-    Retry,
-    /// Discard now.
-    Discard,
-    /// Dead-letter now.
-    DeadLetter,
-    /// Permanent failure: discarded like `DISCARD`, reported distinctly.
-    Fail,
-}
-
-impl HandlerCode {
-    /// The wire name: `RETRY`, `DISCARD`, `DEAD_LETTER` or `FAIL`.
-    ///
-    /// ```
-    /// assert_eq!(ojs_retry::HandlerCode::DeadLetter.as_str(), "DEAD_LETTER");
-    /// ```
-    #[must_use]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Retry => "RETRY",
-            Self::Discard => "DISCARD",
-            Self::DeadLetter => "DEAD_LETTER",
-            Self::Fail => "FAIL",
-        }
-    }
-
-    /// Parses a wire name (exact, upper case).
-    ///
-    /// # Errors
-    ///
-    /// `validation.invalid_argument` with field `"code"`.
-    ///
-    /// ```
-    /// use ojs_retry::HandlerCode;
-    /// assert_eq!(HandlerCode::parse("FAIL").unwrap(), HandlerCode::Fail);
-    /// assert!(HandlerCode::parse("fail").is_err());
-    /// ```
-    pub fn parse(s: &str) -> Result<Self, Error> {
-        match s {
-            "RETRY" => Ok(Self::Retry),
-            "DISCARD" => Ok(Self::Discard),
-            "DEAD_LETTER" => Ok(Self::DeadLetter),
-            "FAIL" => Ok(Self::Fail),
-            _ => Err(Error::arg(
-                "code",
-                format!("expected one of \"RETRY\", \"DISCARD\", \"DEAD_LETTER\", \"FAIL\", found {}", quote(s)),
-            )),
-        }
-    }
-}
 
 
 /// What the queue should do with the job.
@@ -123,12 +66,6 @@ impl Action {
         }
     }
 
-    fn terminal(on_exhaustion: OnExhaustion) -> Self {
-        match on_exhaustion {
-            OnExhaustion::Discard => Self::Discard,
-            OnExhaustion::DeadLetter => Self::DeadLetter,
-        }
-    }
 }
 
 /// Why the decision was taken, for logs and metrics.
@@ -253,96 +190,5 @@ impl Decision {
     #[must_use]
     pub fn to_value(&self, case: Case) -> Value {
         crate::value::to_cased_value(self, case)
-    }
-}
-
-impl RetryPolicy {
-    /// Decides what happens after `failure`, at instant `now_ms` (epoch ms),
-    /// drawing jitter from `jitter` (see the [module docs](crate::decision)
-    /// for the order of the rules).
-    ///
-    /// # Errors
-    ///
-    /// `validation.invalid_argument`: field `"attempt"` (0 or above
-    /// 2^53 − 1), `"code"` (a code on a timeout), `"now"` (past
-    /// [`MAX_INSTANT_MS`]), `"u"` (a bad explicit sample).
-    ///
-    /// ```
-    /// use ojs_retry::{RetryPolicy, Failure, HandlerCode, JitterSource, Action};
-    /// let p = RetryPolicy::from_json(r#"{"on_exhaustion": "dead_letter"}"#).unwrap();
-    /// // FAIL discards even when on_exhaustion is dead_letter (§7.2).
-    /// let d = p.decide(&Failure::new(1).with_code(HandlerCode::Fail), 0, JitterSource::Uniform(0.5)).unwrap();
-    /// assert_eq!(d.action, Action::Discard);
-    /// ```
-    pub fn decide(
-        &self,
-        failure: &Failure,
-        now_ms: u64,
-        jitter: JitterSource<'_>,
-    ) -> Result<Decision, Error> {
-        failure.check()?;
-        check_instant("now", now_ms)?;
-        jitter.check()?;
-        let mut d = Decision {
-            action: Action::Discard,
-            reason: Reason::Retryable,
-            handler_code: failure.code,
-            attempt: failure.attempt,
-            timed_out: failure.timed_out,
-            retry_number: None,
-            delay_ms: None,
-            next_retry_at: None,
-        };
-        match failure.code {
-            Some(code @ (HandlerCode::Discard | HandlerCode::Fail)) => {
-                d.reason = Reason::HandlerCode(code);
-                return Ok(d);
-            }
-            Some(HandlerCode::DeadLetter) => {
-                d.action = Action::DeadLetter;
-                d.reason = Reason::HandlerCode(HandlerCode::DeadLetter);
-                return Ok(d);
-            }
-            Some(HandlerCode::Retry) | None => {}
-        }
-        if let Some(p) = self.preset_ref() {
-            let error_type = if failure.timed_out {
-                None
-            } else {
-                failure.error_type.as_deref()
-            };
-            if let Some((action, pattern)) = p.terminal(failure.attempt, error_type) {
-                d.action = Action::terminal(action);
-                d.reason = match pattern {
-                    Some(pattern) => Reason::NonRetryable { pattern },
-                    None => Reason::Exhausted,
-                };
-                return Ok(d);
-            }
-        }
-        let terminal = Action::terminal(self.on_exhaustion());
-        if self.preset_ref().is_none()
-            && !failure.timed_out
-            && let Some(t) = &failure.error_type
-            && let Some(pattern) = first_match(t, self.non_retryable_errors())
-        {
-            d.action = terminal;
-            d.reason = Reason::NonRetryable {
-                pattern: pattern.to_owned(),
-            };
-            return Ok(d);
-        }
-        if self.preset_ref().is_none() && failure.attempt >= self.max_attempts().max(1) {
-            d.action = terminal;
-            d.reason = Reason::Exhausted;
-            return Ok(d);
-        }
-        let n = failure.attempt;
-        let delay = self.delay_for(n, &jitter)?;
-        d.action = Action::Retry;
-        d.retry_number = Some(n);
-        d.delay_ms = Some(delay);
-        d.next_retry_at = Some(now_ms.saturating_add(delay).min(MAX_INSTANT_MS));
-        Ok(d)
     }
 }

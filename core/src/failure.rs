@@ -5,12 +5,66 @@
 use alloc::format;
 use alloc::string::String;
 
-use crate::decision::HandlerCode;
 use crate::describe::quote;
 use crate::duration::MAX_MS;
 use crate::error::{Error, ErrorCode, Faults};
-use crate::options::{Case, uint_arg};
+use crate::options::uint_arg;
+use crate::value::Case;
 use crate::value::Value;
+
+/// A handler error response code (§7.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HandlerCode {
+    /// Retry with the normal policy (the default).
+    Retry,
+    /// Discard now.
+    Discard,
+    /// Dead-letter now.
+    DeadLetter,
+    /// Permanent failure: discarded like `DISCARD`, reported distinctly.
+    Fail,
+}
+
+impl HandlerCode {
+    /// The wire name: `RETRY`, `DISCARD`, `DEAD_LETTER` or `FAIL`.
+    ///
+    /// ```
+    /// assert_eq!(ojs_retry::HandlerCode::DeadLetter.as_str(), "DEAD_LETTER");
+    /// ```
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Retry => "RETRY",
+            Self::Discard => "DISCARD",
+            Self::DeadLetter => "DEAD_LETTER",
+            Self::Fail => "FAIL",
+        }
+    }
+
+    /// Parses a wire name (exact, upper case).
+    ///
+    /// # Errors
+    ///
+    /// `validation.invalid_argument` with field `"code"`.
+    ///
+    /// ```
+    /// use ojs_retry::HandlerCode;
+    /// assert_eq!(HandlerCode::parse("FAIL").unwrap(), HandlerCode::Fail);
+    /// assert!(HandlerCode::parse("fail").is_err());
+    /// ```
+    pub fn parse(s: &str) -> Result<Self, Error> {
+        match s {
+            "RETRY" => Ok(Self::Retry),
+            "DISCARD" => Ok(Self::Discard),
+            "DEAD_LETTER" => Ok(Self::DeadLetter),
+            "FAIL" => Ok(Self::Fail),
+            _ => Err(Error::arg(
+                "code",
+                format!("expected one of \"RETRY\", \"DISCARD\", \"DEAD_LETTER\", \"FAIL\", found {}", quote(s)),
+            )),
+        }
+    }
+}
 
 /// A failed attempt.
 ///

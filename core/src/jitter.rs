@@ -163,10 +163,9 @@ pub enum JitterSource<'a> {
     Seed(u64),
     /// Stateless deterministic jitter from a key such as the job id.
     Key(&'a str),
-    /// Entropy for every sample: the next word of this thread's ChaCha8
-    /// generator, seeded and reseeded from the OS (see [`crate::entropy`],
-    /// and its [`after_fork`](crate::entropy::after_fork) for processes
-    /// that fork).
+    /// Entropy for every sample: the next word of rand's thread-local
+    /// generator, seeded and reseeded from the OS (a process that forks
+    /// calls [`reseed_after_fork`] in the child).
     #[cfg(feature = "std")]
     Entropy,
 }

@@ -90,7 +90,6 @@ pub mod policy;
 pub mod presets;
 pub mod reservation;
 pub mod state;
-mod state_read;
 pub mod time;
 pub mod value;
 
@@ -100,15 +99,15 @@ pub mod value;
 struct ReadmeExample;
 
 pub use backoff::{ScheduleRow, Strategy};
-pub use decision::{Action, Decision, HandlerCode, Reason};
-pub use failure::Failure;
+pub use decision::{Action, Decision, Reason};
+pub use failure::{Failure, HandlerCode};
 pub use duration::{MAX_MS, format_duration, parse_duration};
 pub use error::{Error, ErrorCode, Fault};
 pub use jitter::{JitterSource, Sample};
 #[cfg(feature = "std")]
 pub use jitter::reseed_after_fork;
-pub use options::{CallOptions, Case, Jitter, uint_from_f64, uint_from_value};
-pub use value::{Map, Number, Value};
+pub use options::{CallOptions, Jitter, uint_from_f64, uint_from_value};
+pub use value::{Case, Map, Number, Value};
 pub use matching::{first_match, matches};
 pub use policy::{Delays, Layer, MAX_SCHEDULE_ROWS, OnExhaustion, PartialPolicy, RetryPolicy};
 pub use presets::SYSTEMS as PRESET_SYSTEMS;

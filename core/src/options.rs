@@ -11,48 +11,7 @@ use crate::describe::{quote, show_f64};
 use crate::duration::MAX_MS;
 use crate::error::{Error, ErrorCode, Faults};
 use crate::jitter::JitterSource;
-use crate::value::{Number, Value};
-
-/// The spelling of keys in objects a host passes: JSON documents and
-/// Python use `snake_case`, JavaScript option bags `camelCase`.
-///
-/// ```
-/// use ojs_retry::Case;
-/// assert_eq!(Case::Camel.key("timed_out"), "timedOut");
-/// assert_eq!(Case::Snake.key("timed_out"), "timed_out");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Case {
-    /// `timed_out`, `history_limit`.
-    Snake,
-    /// `timedOut`, `historyLimit`.
-    Camel,
-}
-
-impl Case {
-    /// `snake` (a `snake_case` name) in this case.
-    #[must_use]
-    pub fn key(self, snake: &str) -> String {
-        match self {
-            Self::Snake => snake.to_owned(),
-            Self::Camel => {
-                let mut out = String::with_capacity(snake.len());
-                let mut upper = false;
-                for c in snake.chars() {
-                    if c == '_' {
-                        upper = true;
-                    } else if upper {
-                        out.extend(c.to_uppercase());
-                        upper = false;
-                    } else {
-                        out.push(c);
-                    }
-                }
-                out
-            }
-        }
-    }
-}
+use crate::value::{Case, Number, Value};
 
 /// An integer given as a double (a JavaScript number, a Python float): it
 /// must be finite, integral and within `0..=2^53 − 1`; anything else is an

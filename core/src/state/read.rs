@@ -5,10 +5,11 @@ use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::string::String;
 
-use crate::decision::{Action, HandlerCode};
+use crate::decision::Action;
+use crate::failure::HandlerCode;
 use crate::describe::quote;
 use crate::error::Faults;
-use crate::state::{ErrorRecord, MIN_HISTORY, RetryState};
+use super::{ErrorRecord, MIN_HISTORY, RetryState};
 use crate::time;
 use crate::value::{Map, Value, read_uint};
 

@@ -28,15 +28,18 @@ use alloc::string::String;
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
-use crate::decision::{Action, Decision, HandlerCode};
+use crate::decision::{Action, Decision};
+use crate::failure::HandlerCode;
 use crate::failure::Failure;
 use crate::error::{Error, ErrorCode, Faults};
 use crate::jitter::JitterSource;
-use crate::options::Case;
+use crate::value::Case;
 use crate::policy::RetryPolicy;
-use crate::state_read::read_state;
+use read::read_state;
 use crate::time;
 use crate::value::{Map, Value};
+
+mod read;
 
 /// The smallest error-history bound accepted (RET-15).
 pub const MIN_HISTORY: usize = 10;

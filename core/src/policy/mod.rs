@@ -1,0 +1,568 @@
+//! Retry policies: documents, defaults, merging and validation (spec §2, §8,
+//! §8.1, §11, §14; RET-03, RET-09, RET-10, RET-16, RET-20).
+//!
+//! A policy is built from one or more *partial* layers merged in order over
+//! the §8 defaults (defaults ← queue ← job), then validated as a whole: a
+//! layer may set `initial_interval` alone only if it stays within the
+//! effective `max_interval`.
+//!
+//! ```
+//! use ojs_retry::RetryPolicy;
+//! // §8.1: a partial document merges with the defaults.
+//! let p = RetryPolicy::from_json(r#"{"max_attempts": 10, "on_exhaustion": "dead_letter"}"#).unwrap();
+//! assert_eq!(
+//!     p.to_json(),
+//!     r#"{"max_attempts":10,"initial_interval":"PT1S","backoff_coefficient":2.0,"max_interval":"PT5M","jitter":true,"non_retryable_errors":[],"on_exhaustion":"dead_letter"}"#
+//! );
+//! ```
+
+use alloc::borrow::Cow;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use alloc::format;
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+
+use crate::backoff::{Backoff, CappedDelays, Curve, Rounding, Spread, Strategy};
+use crate::duration;
+use crate::error::{Error, ErrorCode, Fault, Faults, quote};
+use crate::value::{Map, Value};
+
+/// The largest number of rows [`RetryPolicy::schedule`] builds in one call.
+pub const MAX_SCHEDULE_ROWS: u64 = 100_000;
+
+/// One policy layer in the form the caller holds it (see
+/// [`RetryPolicy::from_layers`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Layer<'a> {
+    /// JSON text.
+    Json(Cow<'a, str>),
+    /// The raw bytes of JSON text (checked to be UTF-8).
+    JsonBytes(Cow<'a, [u8]>),
+    /// A document value (a JS object or a Python dict, read through serde).
+    Value(Value),
+    /// A host value that could not be read, with its fault (see
+    /// [`Layer::read`]): reported with the other layers' faults.
+    Unreadable(Fault),
+}
+
+impl Layer<'_> {
+    /// One layer read from any serde `Deserializer` (a host value): its
+    /// [`Value`], or the fault at the top-level field whose value could not
+    /// be read (nested too deep, a type JSON has not).
+    ///
+    /// ```
+    /// use ojs_retry::{Layer, RetryPolicy};
+    /// let layer = Layer::read(&serde_json::json!({"max_attempts": 7}));
+    /// assert_eq!(RetryPolicy::from_layers(vec![layer])?.max_attempts(), 7);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
+    pub fn read<'de, D: serde::Deserializer<'de>>(d: D) -> Self {
+        match crate::value::read_document(d) {
+            Ok(v) => Layer::Value(v),
+            Err(fault) => Layer::Unreadable(fault),
+        }
+    }
+}
+
+pub use crate::exhaustion::OnExhaustion;
+
+mod decide;
+mod delays;
+mod partial;
+mod preset;
+#[cfg(test)]
+mod tests;
+
+pub use delays::Delays;
+pub use partial::PartialPolicy;
+use partial::read_layer;
+
+/// An immutable, validated, effective retry policy (spec §2).
+///
+/// ```
+/// use ojs_retry::{RetryPolicy, JitterSource};
+/// let p = RetryPolicy::default(); // §8
+/// assert_eq!(p.max_attempts(), 3);
+/// assert_eq!(p.delay(2, JitterSource::Uniform(0.5)).unwrap(), 2_000);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    max_attempts: u64,
+    initial_interval_ms: u64,
+    backoff_coefficient: f64,
+    max_interval_ms: u64,
+    jitter: bool,
+    non_retryable_errors: Vec<String>,
+    on_exhaustion: OnExhaustion,
+    strategy: Strategy,
+    backoff: Backoff,
+    /// [`Backoff::capped_delays`], computed once.
+    capped: CappedDelays,
+    /// Set for a policy built from another system's configuration.
+    preset: Option<alloc::boxed::Box<crate::presets::Preset>>,
+}
+
+/// The §8 defaults (RET-09): the default policy, and what fills the fields
+/// no layer sets (without building a whole default policy each time).
+struct Defaults {
+    max_attempts: u64,
+    initial_interval_ms: u64,
+    backoff_coefficient: f64,
+    max_interval_ms: u64,
+    jitter: bool,
+    on_exhaustion: OnExhaustion,
+    strategy: Strategy,
+}
+
+impl Defaults {
+    const OJS: Self = Self {
+        max_attempts: 3,
+        initial_interval_ms: 1_000,
+        backoff_coefficient: 2.0,
+        max_interval_ms: 300_000,
+        jitter: true,
+        on_exhaustion: OnExhaustion::Discard,
+        strategy: Strategy::Exponential,
+    };
+}
+
+impl Default for RetryPolicy {
+    /// The §8 default policy (RET-09).
+    fn default() -> Self {
+        let d = Defaults::OJS;
+        Self::assemble(
+            d.max_attempts,
+            d.initial_interval_ms,
+            d.backoff_coefficient,
+            d.max_interval_ms,
+            d.jitter,
+            Vec::new(),
+            d.on_exhaustion,
+            d.strategy,
+        )
+    }
+}
+
+impl RetryPolicy {
+    // Inlined, the policy is built in the caller's result (parsing returned
+    // it through a 224-byte copy otherwise). Not on wasm, where the three
+    // copies cost more module bytes (~180) than the copy costs time.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn assemble(
+        max_attempts: u64,
+        initial_interval_ms: u64,
+        backoff_coefficient: f64,
+        max_interval_ms: u64,
+        jitter: bool,
+        non_retryable_errors: Vec<String>,
+        on_exhaustion: OnExhaustion,
+        strategy: Strategy,
+    ) -> Self {
+        let curve = match strategy {
+            Strategy::None => Curve::Constant,
+            Strategy::Linear => Curve::Linear,
+            Strategy::Exponential => Curve::Exponential(backoff_coefficient),
+            Strategy::Polynomial => Curve::Polynomial(backoff_coefficient),
+        };
+        let backoff = Backoff {
+            initial_ms: initial_interval_ms,
+            curve,
+            offset_ms: 0,
+            cap_ms: max_interval_ms,
+            spread: if jitter {
+                Spread::Proportional
+            } else {
+                Spread::None
+            },
+            rounding: Rounding::Nearest,
+        };
+        Self {
+            max_attempts,
+            initial_interval_ms,
+            backoff_coefficient,
+            max_interval_ms,
+            jitter,
+            non_retryable_errors,
+            on_exhaustion,
+            strategy,
+            capped: backoff.capped_delays(),
+            backoff,
+            preset: None,
+        }
+    }
+
+    /// This policy (the nearest plain translation) carrying a preset.
+    pub(crate) fn into_preset(mut self, preset: alloc::boxed::Box<crate::presets::Preset>) -> Self {
+        self.preset = Some(preset);
+        self
+    }
+
+    pub(crate) fn preset_ref(&self) -> Option<&crate::presets::Preset> {
+        self.preset.as_deref()
+    }
+
+    /// Parses, merges over the defaults and validates a policy document.
+    ///
+    /// # Errors
+    ///
+    /// `validation.retry_policy_invalid` listing every fault: invalid JSON,
+    /// duplicate keys, unknown fields, wrong types, out-of-range values and
+    /// the rules across fields (`max_interval ≥ initial_interval`).
+    ///
+    /// ```
+    /// let err = ojs_retry::RetryPolicy::from_json(r#"{"initial_interval": "PT10M"}"#).unwrap_err();
+    /// assert_eq!(err.field(), Some("max_interval")); // the default PT5M is shorter
+    /// ```
+    pub fn from_json(text: &str) -> Result<Self, Error> {
+        Self::from_json_layers(&[text])
+    }
+
+    /// Like [`RetryPolicy::from_json`] for several layers, merged in order
+    /// (defaults ← first ← … ← last). Faults in a layer other than the only
+    /// one name the layer (1-based) in the message.
+    ///
+    /// # Errors
+    ///
+    /// `validation.retry_policy_invalid` listing every fault of every layer.
+    ///
+    /// ```
+    /// let queue = r#"{"max_attempts": 10, "initial_interval": "PT5S"}"#;
+    /// let job = r#"{"max_attempts": 2}"#;
+    /// let p = ojs_retry::RetryPolicy::from_json_layers(&[queue, job]).unwrap();
+    /// assert_eq!((p.max_attempts(), p.initial_interval_ms()), (2, 5_000));
+    /// ```
+    pub fn from_json_layers(texts: &[&str]) -> Result<Self, Error> {
+        Self::from_layers(texts.iter().map(|t| Layer::Json(Cow::Borrowed(*t))).collect())
+    }
+
+    /// Reads, merges over the defaults and validates one layer given by any
+    /// serde `Deserializer`: a host value (`serde-wasm-bindgen`, napi-rs,
+    /// `pythonize`). A value of a top-level field that cannot be read
+    /// (nested too deep, of a type JSON has not) is a fault of that field.
+    ///
+    /// # Errors
+    ///
+    /// As [`RetryPolicy::from_json`].
+    ///
+    /// ```
+    /// let mut de = serde_json::Deserializer::from_str(r#"{"max_attempts": 4}"#);
+    /// assert_eq!(ojs_retry::RetryPolicy::from_deserializer(&mut de)?.max_attempts(), 4);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
+    pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, Error> {
+        Self::from_layers(alloc::vec![Layer::read(d)])
+    }
+
+    /// Reads, merges over the defaults and validates a policy document
+    /// given as a [`Value`].
+    ///
+    /// # Errors
+    ///
+    /// As [`RetryPolicy::from_json`].
+    ///
+    /// ```
+    /// use ojs_retry::{RetryPolicy, Value};
+    /// let doc = Value::from_json(r#"{"max_attempts": 4}"#).unwrap();
+    /// assert_eq!(RetryPolicy::from_value(&doc).unwrap().max_attempts(), 4);
+    /// ```
+    pub fn from_value(value: &Value) -> Result<Self, Error> {
+        Self::resolve(core::slice::from_ref(value), Faults::default())
+    }
+
+    /// Like [`RetryPolicy::from_value`] for several layers merged in order.
+    ///
+    /// # Errors
+    ///
+    /// As [`RetryPolicy::from_json_layers`].
+    pub fn from_values(values: &[Value]) -> Result<Self, Error> {
+        Self::resolve(values, Faults::default())
+    }
+
+    /// Merges layers given in whatever form the caller holds them — JSON
+    /// text, raw bytes of JSON text, or values — in order over the
+    /// defaults, and validates the result.
+    ///
+    /// # Errors
+    ///
+    /// As [`RetryPolicy::from_json_layers`]; bytes that are not UTF-8 are a
+    /// fault of that layer's whole document.
+    ///
+    /// ```
+    /// use ojs_retry::{Layer, RetryPolicy, Value};
+    /// let queue = Value::from_json(r#"{"max_attempts": 10}"#).unwrap();
+    /// let p = RetryPolicy::from_layers(vec![Layer::Value(queue), Layer::Json(r#"{"jitter": false}"#.into())]).unwrap();
+    /// assert_eq!((p.max_attempts(), p.jitter()), (10, false));
+    /// let bytes: &[u8] = b"{\"jitter\": \xff}";
+    /// let err = RetryPolicy::from_layers(vec![Layer::JsonBytes(bytes.into())]).unwrap_err();
+    /// assert_eq!((err.code().as_str(), err.field()), ("validation.retry_policy_invalid", None));
+    /// ```
+    pub fn from_layers(layers: Vec<Layer<'_>>) -> Result<Self, Error> {
+        let n = layers.len();
+        let mut values = Vec::with_capacity(n);
+        let mut faults = Faults::default();
+        for (i, layer) in layers.into_iter().enumerate() {
+            let read = match layer {
+                Layer::Value(v) => Ok(v),
+                Layer::Unreadable(mut fault) => {
+                    fault.message = format!("{}{}", layer_ctx(i, n), fault.message);
+                    faults.0.push(fault);
+                    values.push(Value::Object(Map::new()));
+                    continue;
+                }
+                Layer::Json(t) => Value::from_json(&t),
+                Layer::JsonBytes(b) => Value::from_json_bytes(&b),
+            };
+            match read {
+                Ok(v) => values.push(v),
+                Err(m) => {
+                    faults.push("", format!("{}{}", layer_ctx(i, n), m));
+                    values.push(Value::Object(Map::new()));
+                }
+            }
+        }
+        Self::resolve(&values, faults)
+    }
+
+    fn resolve(values: &[Value], mut faults: Faults) -> Result<Self, Error> {
+        if let Some(p) = Self::resolve_preset(values, &mut faults) {
+            return p;
+        }
+        let mut layers = Vec::with_capacity(values.len());
+        for (i, v) in values.iter().enumerate() {
+            let ctx = layer_ctx(i, values.len());
+            let mut found = Faults::default();
+            let layer = read_layer(v, &mut found, &ctx);
+            layer.check_into(found, &ctx, &mut faults);
+            layers.push(layer);
+        }
+        Self::merge_checked(layers, faults)
+    }
+
+    /// A document `{"preset": {...}}` is a whole policy in another system's
+    /// terms: it must be the only layer and hold nothing else.
+    fn resolve_preset(values: &[Value], faults: &mut Faults) -> Option<Result<Self, Error>> {
+        let has = |v: &Value| {
+            v.as_object()
+                .is_some_and(|m| m.contains_key("preset"))
+        };
+        if !values.iter().any(has) {
+            return None;
+        }
+        if values.len() > 1 {
+            faults.push(
+                "preset",
+                "expected a preset document as the only layer (a preset is a whole policy in its system's terms; it does not merge with OJS layers)",
+            );
+        }
+        let mut found = None;
+        for v in values {
+            if let Some(map) = v.as_object()
+                && let Some(p) = map.get("preset")
+            {
+                for key in map.keys().filter(|k| *k != "preset") {
+                    faults.push(
+                        key.clone(),
+                        format!("unknown field {} beside \"preset\"; a preset document holds only \"preset\"", quote(key)),
+                    );
+                }
+                found = Some(p);
+            }
+        }
+        let taken = core::mem::take(&mut faults.0);
+        let mut faults = Faults(taken);
+        let result = found.map(|v| crate::presets::from_value(v).map(Self::from_preset));
+        Some(match result {
+            Some(Ok(p)) if faults.0.is_empty() => Ok(p),
+            Some(Ok(_)) | None => faults
+                .into_error(ErrorCode::RetryPolicyInvalid)
+                .map(|()| Self::default()),
+            Some(Err(e)) => {
+                faults.0.extend(e.faults().iter().cloned());
+                faults
+                    .into_error(ErrorCode::RetryPolicyInvalid)
+                    .map(|()| Self::default())
+            }
+        })
+    }
+
+    /// Merges typed layers over the defaults and validates the result.
+    ///
+    /// # Errors
+    ///
+    /// `validation.retry_policy_invalid` listing every fault.
+    pub fn from_partials(layers: &[PartialPolicy]) -> Result<Self, Error> {
+        let mut faults = Faults::default();
+        for (i, layer) in layers.iter().enumerate() {
+            layer.check_into(Faults::default(), &layer_ctx(i, layers.len()), &mut faults);
+        }
+        Self::merge_checked(layers.to_vec(), faults)
+    }
+
+    /// Merges checked layers and applies the rule across fields.
+    fn merge_checked(layers: Vec<PartialPolicy>, faults: Faults) -> Result<Self, Error> {
+        // Owned layers move their values (no clone of the error lists).
+        let merged = layers
+            .into_iter()
+            .fold(PartialPolicy::default(), PartialPolicy::merge_owned);
+        Self::finish(merged, faults)
+    }
+
+    /// Applies the rule across fields to merged, checked layers and fills
+    /// what no layer sets with the §8 defaults.
+    fn finish(merged: PartialPolicy, mut faults: Faults) -> Result<Self, Error> {
+        let d = Defaults::OJS;
+        let initial = merged.initial_interval_ms.unwrap_or(d.initial_interval_ms);
+        let max = merged.max_interval_ms.unwrap_or(d.max_interval_ms);
+        // The rule across fields only makes sense when both are valid.
+        let interval_faults = faults
+            .0
+            .iter()
+            .any(|f| matches!(f.field.as_deref(), Some("initial_interval" | "max_interval")));
+        if !interval_faults && max < initial {
+            let whose = |set: bool| {
+                if set {
+                    ""
+                } else {
+                    " (the default, since no layer sets it)"
+                }
+            };
+            faults.push(
+                "max_interval",
+                format!("expected max_interval >= initial_interval, found max_interval {}{} < initial_interval {}{}", duration::format_ms(max), whose(merged.max_interval_ms.is_some()), duration::format_ms(initial), whose(merged.initial_interval_ms.is_some())),
+            );
+        }
+        if !faults.0.is_empty() {
+            faults.into_error(ErrorCode::RetryPolicyInvalid)?;
+        }
+        Ok(Self::assemble(
+            merged.max_attempts.unwrap_or(d.max_attempts),
+            initial,
+            merged.backoff_coefficient.unwrap_or(d.backoff_coefficient),
+            max,
+            merged.jitter.unwrap_or(d.jitter),
+            merged.non_retryable_errors.unwrap_or_default(),
+            merged.on_exhaustion.unwrap_or(d.on_exhaustion),
+            merged.backoff_strategy.unwrap_or(d.strategy),
+        ))
+    }
+
+    /// `max_attempts`: total attempts including the first (0 behaves as 1).
+    #[must_use]
+    pub fn max_attempts(&self) -> u64 {
+        self.max_attempts
+    }
+    /// `initial_interval` in ms.
+    #[must_use]
+    pub fn initial_interval_ms(&self) -> u64 {
+        self.initial_interval_ms
+    }
+    /// `backoff_coefficient`.
+    #[must_use]
+    pub fn backoff_coefficient(&self) -> f64 {
+        self.backoff_coefficient
+    }
+    /// `max_interval` in ms.
+    #[must_use]
+    pub fn max_interval_ms(&self) -> u64 {
+        self.max_interval_ms
+    }
+    /// `jitter`.
+    #[must_use]
+    pub fn jitter(&self) -> bool {
+        self.jitter
+    }
+    /// `non_retryable_errors`.
+    #[must_use]
+    pub fn non_retryable_errors(&self) -> &[String] {
+        &self.non_retryable_errors
+    }
+    /// `on_exhaustion`.
+    #[must_use]
+    pub fn on_exhaustion(&self) -> OnExhaustion {
+        self.on_exhaustion
+    }
+    /// The backoff strategy (`backoff_strategy`, exponential when absent).
+    #[must_use]
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+    /// The number of retries the policy allows: `max(max_attempts, 1) − 1`.
+    ///
+    /// ```
+    /// assert_eq!(ojs_retry::RetryPolicy::default().max_retries(), 2);
+    /// ```
+    #[must_use]
+    pub fn max_retries(&self) -> u64 {
+        self.max_attempts.saturating_sub(1)
+    }
+
+    /// The canonical effective policy as compact JSON: the §2.1 field order,
+    /// canonical durations ([`crate::format_duration`]), and
+    /// `backoff_strategy` only when it is not the default exponential (so
+    /// that the output stays valid against the §14 schema whenever it can).
+    #[must_use]
+    pub fn to_json(&self) -> String {
+        self.write(false)
+    }
+
+    /// [`RetryPolicy::to_json`], indented.
+    #[must_use]
+    pub fn to_json_pretty(&self) -> String {
+        self.write(true)
+    }
+
+    fn write(&self, pretty: bool) -> String {
+        let text = if pretty {
+            serde_json::to_string_pretty(self)
+        } else {
+            serde_json::to_string(self)
+        };
+        // Serialising a policy cannot fail: every value is a string, an
+        // integer, a finite double or a boolean.
+        text.unwrap_or_default()
+    }
+}
+
+fn layer_ctx(i: usize, n: usize) -> String {
+    if n > 1 {
+        format!("layer {}: ", i.saturating_add(1))
+    } else {
+        String::new()
+    }
+}
+
+impl Serialize for RetryPolicy {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let Some(p) = &self.preset {
+            let mut st = s.serialize_struct("RetryPolicy", 1)?;
+            st.serialize_field("preset", &**p)?;
+            return st.end();
+        }
+        let extra = usize::from(self.strategy != Strategy::Exponential);
+        let mut st = s.serialize_struct("RetryPolicy", extra.saturating_add(7))?;
+        st.serialize_field("max_attempts", &self.max_attempts)?;
+        st.serialize_field(
+            "initial_interval",
+            &duration::format_ms(self.initial_interval_ms),
+        )?;
+        st.serialize_field("backoff_coefficient", &self.backoff_coefficient)?;
+        st.serialize_field("max_interval", &duration::format_ms(self.max_interval_ms))?;
+        st.serialize_field("jitter", &self.jitter)?;
+        st.serialize_field("non_retryable_errors", &self.non_retryable_errors)?;
+        st.serialize_field("on_exhaustion", self.on_exhaustion.as_str())?;
+        if extra == 1 {
+            st.serialize_field("backoff_strategy", self.strategy.as_str())?;
+        }
+        st.end()
+    }
+}
+
+/// A policy embedded in the caller's own serde data, read and validated as
+/// [`RetryPolicy::from_deserializer`] reads it; an error's message is the
+/// engine error's one line.
+impl<'de> serde::Deserialize<'de> for RetryPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Self::from_deserializer(d).map_err(serde::de::Error::custom)
+    }
+}

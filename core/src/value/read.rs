@@ -1,0 +1,308 @@
+//! Reading a [`Value`] from any serde `Deserializer`: depth-limited, a
+//! repeated key refused, and for host values the fault located at the
+//! member that could not be read.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use super::{Map, Number, Value};
+use crate::error::Fault;
+
+/// How deep a host value may nest. Hosts hand over objects that can be
+/// cyclic or arbitrarily deep; past this depth reading stops with an error
+/// instead of recursing further (JSON text has serde_json's own limit).
+pub const MAX_DEPTH: u32 = 64;
+
+/// Reads any value, nested at most [`MAX_DEPTH`] levels.
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Depth(0).deserialize(d)
+    }
+}
+
+/// A value at this nesting depth.
+#[derive(Clone, Copy)]
+struct Depth(u32);
+
+impl<'de> DeserializeSeed<'de> for Depth {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        if self.0 > MAX_DEPTH {
+            return Err(de::Error::custom(alloc::format!(
+                "expected a value nested at most {MAX_DEPTH} levels deep (is it cyclic?)"
+            )));
+        }
+        d.deserialize_any(ValueVisitor(self.0))
+    }
+}
+
+struct ValueVisitor(u32);
+
+impl ValueVisitor {
+    fn inner(&self) -> Depth {
+        Depth(self.0.saturating_add(1))
+    }
+}
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Value, E> {
+        // Outside i64/u64 (a JavaScript BigInt, a Python int): as a double,
+        // which every integer field then refuses as too large.
+        #[allow(clippy::cast_precision_loss)]
+        Ok(i64::try_from(v).map_or_else(|_| (v as f64).into(), Value::from))
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Value, E> {
+        #[allow(clippy::cast_precision_loss)]
+        Ok(u64::try_from(v).map_or_else(|_| (v as f64).into(), Value::from))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::Number(Number::Float(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        Depth(self.0).deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(self.inner())? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut m = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if m.contains_key(&key) {
+                return Err(de::Error::custom(duplicate(&key)));
+            }
+            let value = map.next_value_seed(self.inner())?;
+            m.insert(key, value);
+        }
+        Ok(Value::Object(m))
+    }
+}
+
+fn duplicate(key: &str) -> String {
+    alloc::format!("duplicate key {}", crate::describe::quote(key))
+}
+
+impl Value {
+    /// Reads a document from any serde `Deserializer` (a host value): its
+    /// value, or the fault that stopped reading it, located as precisely as
+    /// the top level allows — at `field` or `field[i]` / `field.key` whose
+    /// value could not be read (nested too deep, a type JSON has not, a
+    /// string that is not Unicode), or at the document itself. A NaN is
+    /// readable: the document's reader reports it with its field.
+    ///
+    /// # Errors
+    ///
+    /// The fault; [`Error::from_fault`](crate::Error::from_fault) gives it
+    /// the code of the document being read.
+    ///
+    /// ```
+    /// use ojs_retry::Value;
+    /// let v = Value::read(&serde_json::json!({"a": [1, 2]})).unwrap();
+    /// assert_eq!(v.to_string(), r#"{"a":[1,2]}"#);
+    /// ```
+    pub fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Value, Fault> {
+        match d.deserialize_any(TopLevel) {
+            Ok(read) => read,
+            Err(e) => Err(Fault::at("", alloc::format!("{e}"))),
+        }
+    }
+}
+
+pub(crate) fn read_document<'de, D: Deserializer<'de>>(d: D) -> Result<Value, Fault> {
+    Value::read(d)
+}
+
+/// The top level of a document: each field's value read by [`Field`], so
+/// that a fault is located at the field (and the item inside it).
+struct TopLevel;
+
+type Located = Result<Value, Fault>;
+
+impl<'de> Visitor<'de> for TopLevel {
+    type Value = Located;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    // After a fault the other entries are still read (and dropped): some
+    // deserializers refuse a map left half-read, which would hide the
+    // fault's place.
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Located, A::Error> {
+        let mut m = Map::new();
+        let mut first = None;
+        while let Some(key) = map.next_key::<String>()? {
+            let read = map.next_value_seed(Field(&key));
+            if first.is_some() {
+                continue;
+            }
+            if m.contains_key(&key) {
+                first = Some(Fault::at("", duplicate(&key)));
+                continue;
+            }
+            match read {
+                Ok(Ok(value)) => {
+                    m.insert(key, value);
+                }
+                Ok(Err(fault)) => first = Some(fault),
+                Err(e) => first = Some(Fault::at(&key, alloc::format!("{e}"))),
+            }
+        }
+        Ok(first.map_or(Ok(Value::Object(m)), Err))
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Located, E> {
+        Ok(Ok(Value::Bool(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Located, E> {
+        ValueVisitor(0).visit_i64(v).map(Ok)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Located, E> {
+        ValueVisitor(0).visit_u64(v).map(Ok)
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Located, E> {
+        ValueVisitor(0).visit_i128(v).map(Ok)
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Located, E> {
+        ValueVisitor(0).visit_u128(v).map(Ok)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Located, E> {
+        ValueVisitor(0).visit_f64(v).map(Ok)
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Located, E> {
+        Ok(Ok(v.into()))
+    }
+    fn visit_unit<E>(self) -> Result<Located, E> {
+        Ok(Ok(Value::Null))
+    }
+    fn visit_none<E>(self) -> Result<Located, E> {
+        Ok(Ok(Value::Null))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Located, D::Error> {
+        Ok(Value::read(d))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Located, A::Error> {
+        ValueVisitor(0).visit_seq(seq).map(Ok)
+    }
+}
+
+/// The value of the top-level field `.0`: an array's or an object's
+/// members are read one by one, so that a member that cannot be read is
+/// located at `field[i]` / `field.key`.
+struct Field<'k>(&'k str);
+
+impl<'de> DeserializeSeed<'de> for Field<'_> {
+    type Value = Located;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Located, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Field<'_> {
+    type Value = Located;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Located, A::Error> {
+        let mut items = Vec::new();
+        let mut first = None;
+        let mut i = 0usize;
+        loop {
+            match seq.next_element_seed(Depth(2)) {
+                Ok(None) => break,
+                Ok(Some(item)) => items.push(item),
+                Err(e) if first.is_none() => {
+                    let at = alloc::format!("{}[{i}]", self.0);
+                    first = Some(Fault::at(&at, alloc::format!("{e}")));
+                }
+                Err(_) => {}
+            }
+            i = i.saturating_add(1);
+        }
+        Ok(first.map_or(Ok(Value::Array(items)), Err))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Located, A::Error> {
+        let mut m = Map::new();
+        let mut first = None;
+        while let Some(key) = map.next_key::<String>()? {
+            let read = map.next_value_seed(Depth(2));
+            if first.is_some() {
+                continue;
+            }
+            let at = alloc::format!("{}.{key}", self.0);
+            if m.contains_key(&key) {
+                first = Some(Fault::at(&at, duplicate(&key)));
+                continue;
+            }
+            match read {
+                Ok(value) => {
+                    m.insert(key, value);
+                }
+                Err(e) => first = Some(Fault::at(&at, alloc::format!("{e}"))),
+            }
+        }
+        Ok(first.map_or(Ok(Value::Object(m)), Err))
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Located, E> {
+        Ok(Ok(Value::Bool(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Located, E> {
+        ValueVisitor(1).visit_i64(v).map(Ok)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Located, E> {
+        ValueVisitor(1).visit_u64(v).map(Ok)
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Located, E> {
+        ValueVisitor(1).visit_i128(v).map(Ok)
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Located, E> {
+        ValueVisitor(1).visit_u128(v).map(Ok)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Located, E> {
+        ValueVisitor(1).visit_f64(v).map(Ok)
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Located, E> {
+        Ok(Ok(v.into()))
+    }
+    fn visit_unit<E>(self) -> Result<Located, E> {
+        Ok(Ok(Value::Null))
+    }
+    fn visit_none<E>(self) -> Result<Located, E> {
+        Ok(Ok(Value::Null))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Located, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
