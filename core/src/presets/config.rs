@@ -50,7 +50,10 @@ impl<'a> Reader<'a> {
                 Ok(n) => {
                     self.fault(
                         key,
-                        format!("expected an integer between {} and {}, found {}", min, max, n),
+                        format!(
+                            "expected an integer between {} and {}, found {}",
+                            min, max, n
+                        ),
                     );
                     default
                 }

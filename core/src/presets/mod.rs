@@ -132,7 +132,10 @@ impl Preset {
             if n > MAX_CHAIN {
                 return Err(Error::arg(
                     "retry_number",
-                    format!("decorrelated jitter walks the chain of every earlier retry; expected a retry number at most {}, found {}", MAX_CHAIN, n),
+                    format!(
+                        "decorrelated jitter walks the chain of every earlier retry; expected a retry number at most {}, found {}",
+                        MAX_CHAIN, n
+                    ),
                 ));
             }
             let mut prev = b.initial_ms;
@@ -563,7 +566,10 @@ fn read_options(options: Options, r: &mut Reader<'_>, read: &mut Read) {
                     let unit = if ms { " ms" } else { "" };
                     r.fault(
                         key,
-                        format!("expected {} >= {}, found {}{} < {}{}", key, other, v, unit, min, unit),
+                        format!(
+                            "expected {} >= {}, found {}{} < {}{}",
+                            key, other, v, unit, min, unit
+                        ),
                     );
                 }
                 0
@@ -953,7 +959,9 @@ fn read_bull_backoff(r: &mut Reader<'_>) -> (BullKind, f64, f64) {
                 Some("fixed") => BullKind::Fixed,
                 Some("exponential") => BullKind::Exponential,
                 _ => {
-                    let found = m.get("type").map_or_else(|| "nothing".to_owned(), Value::describe);
+                    let found = m
+                        .get("type")
+                        .map_or_else(|| "nothing".to_owned(), Value::describe);
                     r.fault(
                         "backoff.type",
                         cat(&[
