@@ -5,9 +5,9 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use napi::bindgen_prelude::{Either, Env, Unknown, Utf16String};
-use napi::ValueType;
-use ojs_retry::{CallOptions, Case, ErrorCode, Value};
+use napi::bindgen_prelude::{Either, Env, JsValue, Unknown, Utf16String};
+use napi::{De, ValueType};
+use ojs_retry::{CallOptions, Case, Error as CoreError, ErrorCode, Value};
 use serde::Serialize;
 
 use crate::error::{OrThrow, argument_error, document_error, js_error};
@@ -79,11 +79,21 @@ pub(crate) fn json_text(env: &Env, code: ErrorCode, units: &Utf16String) -> napi
     String::from_utf16(units).map_err(|_| js_error(env, &document_error(code, LONE_SURROGATE.to_owned())))
 }
 
-/// A JS value as a document tree, through napi-rs's serde support; the
-/// core's readers check it. A value napi-rs cannot represent (a symbol, a
-/// function) is napi-rs's own error.
-pub(crate) fn document(env: &Env, v: Unknown<'_>) -> napi::Result<Value> {
-    env.from_js_value::<Value, _>(v)
+/// A JS value as a document tree for a reader whose faults have `code`.
+/// An object is read by the core ([`Value::read`]) from napi-rs's serde
+/// deserializer, so that a part it cannot read (nested too deep, a
+/// function) is a fault at its path; any other value through
+/// `Env::from_js_value`.
+pub(crate) fn document(env: &Env, v: Unknown<'_>, code: ErrorCode) -> napi::Result<Value> {
+    let read = match v.get_type()? {
+        ValueType::Object | ValueType::Function => {
+            Value::read(&mut De::new(&v.coerce_to_object()?)).map_err(|f| CoreError::from_fault(code, f))
+        }
+        _ => env
+            .from_js_value::<Value, _>(v)
+            .map_err(|e| document_error(code, e.reason.clone())),
+    };
+    read.or_throw(env)
 }
 
 /// An option bag `{ u?, seed?, key?, now?, historyLimit? }` (absent: none),
@@ -91,7 +101,10 @@ pub(crate) fn document(env: &Env, v: Unknown<'_>) -> napi::Result<Value> {
 pub(crate) fn options(env: &Env, v: Option<Unknown<'_>>) -> napi::Result<CallOptions> {
     match v {
         None => Ok(CallOptions::default()),
-        Some(v) => CallOptions::from_value(&document(env, v)?, Case::Camel).or_throw(env),
+        Some(v) => {
+            let doc = document(env, v, ErrorCode::InvalidArgument)?;
+            CallOptions::from_value(&doc, Case::Camel).or_throw(env)
+        }
     }
 }
 

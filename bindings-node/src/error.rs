@@ -45,24 +45,12 @@ fn error_object<'e>(env: &'e Env, e: &CoreError) -> napi::Result<Object<'e>> {
 /// binding can see: a JS value of the wrong type for an argument, a lone
 /// surrogate in a string argument.
 pub(crate) fn argument_error(field: &str, message: String) -> CoreError {
-    // TEMPORARY (requests-node.md #1): the core has no public constructor
-    // yet; this has the right code and field, and the core's NaN message.
-    let _ = message;
-    match ojs_retry::uint_from_f64(field, f64::NAN) {
-        Err(e) => e,
-        Ok(_) => document_error(ErrorCode::InvalidArgument, String::new()),
-    }
+    CoreError::invalid_argument(field, message)
 }
 
 /// An error of a whole document (`code`, no field): JSON text holding a
-/// lone surrogate, which no JSON reader can be given.
+/// lone surrogate, which no JSON reader can be given; a JS value napi-rs
+/// cannot represent (a symbol).
 pub(crate) fn document_error(code: ErrorCode, message: String) -> CoreError {
-    // TEMPORARY (requests-node.md #1): an empty document has the right code
-    // and no field.
-    let _ = message;
-    match code {
-        ErrorCode::StateInvalid => ojs_retry::RetryState::from_json("", 10).err(),
-        _ => ojs_retry::RetryPolicy::from_json("").err(),
-    }
-    .unwrap_or_else(|| argument_error("", String::new()))
+    CoreError::new(code, "", message)
 }

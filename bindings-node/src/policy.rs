@@ -27,7 +27,7 @@ fn layer(env: &Env, v: StringArg<'_>) -> napi::Result<Layer<'static>> {
     Ok(match v {
         Either::A(text) => Layer::Json(Cow::Owned(json_text(env, ErrorCode::RetryPolicyInvalid, &text)?)),
         Either::B(v) if v.get_type()? == ValueType::Object => Layer::read(&mut De::new(&v.coerce_to_object()?)),
-        Either::B(v) => Layer::Value(document(env, v)?),
+        Either::B(v) => Layer::Value(document(env, v, ErrorCode::RetryPolicyInvalid)?),
     })
 }
 
@@ -83,7 +83,7 @@ impl RetryPolicy {
     pub fn preset(env: Env, system: StringArg<'_>, options: Option<Unknown<'_>>) -> napi::Result<Self> {
         let system = string(&env, "system", system)?;
         let options = match options {
-            Some(o) => document(&env, o)?,
+            Some(o) => document(&env, o, ErrorCode::RetryPolicyInvalid)?,
             None => Value::Object(Map::new()),
         };
         let inner = ojs_retry::RetryPolicy::preset(&system, &options).or_throw(&env)?;
@@ -233,7 +233,8 @@ impl RetryPolicy {
         failure: Unknown<'_>,
         options: Option<Unknown<'_>>,
     ) -> napi::Result<serde_json::Value> {
-        let failure = Failure::from_value(&document(&env, failure)?, Case::Camel, None).or_throw(&env)?;
+        let failure = document(&env, failure, ErrorCode::InvalidArgument)?;
+        let failure = Failure::from_value(&failure, Case::Camel, None).or_throw(&env)?;
         let opts = self::options(&env, options)?;
         let now = opts.now.unwrap_or_else(crate::convert::clock_ms);
         let d = self

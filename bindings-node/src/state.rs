@@ -50,7 +50,7 @@ impl RetryState {
                 let text = json_text(&env, ErrorCode::StateInvalid, &units)?;
                 ojs_retry::RetryState::from_json(&text, limit)
             }
-            Either::B(v) => ojs_retry::RetryState::from_value(&document(&env, v)?, limit),
+            Either::B(v) => ojs_retry::RetryState::from_value(&document(&env, v, ErrorCode::StateInvalid)?, limit),
         }
         .or_throw(&env)?;
         Ok(Self { inner })
@@ -114,7 +114,7 @@ impl RetryState {
             Either::B(other) => return Err(wrong_type(&env, "policy", "a RetryPolicy", &other)),
         };
         let failure = match failure {
-            Some(f) => document(&env, f)?,
+            Some(f) => document(&env, f, ErrorCode::InvalidArgument)?,
             None => Value::Object(Map::new()),
         };
         let failure =

@@ -3,7 +3,7 @@
 //! serde-wasm-bindgen), and the one function that turns a core error into
 //! the JS `Error` the API throws ([`Thrown`]'s `Into<JsValue>`).
 
-use js_sys::{Array, JsString, Reflect};
+use js_sys::{JsString, Reflect};
 use ojs_retry::{CallOptions, Case, ErrorCode, Value};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -152,17 +152,12 @@ pub fn now(o: &CallOptions) -> JsResult<u64> {
     o.now.map_or_else(clock, Ok)
 }
 
-/// A short description of a JS value's type for messages.
+/// A short description of a JS value's type for messages: `typeof` only,
+/// which runs none of the caller's code (`Array.isArray` throws for a
+/// revoked proxy).
 fn kind(v: &JsValue) -> String {
-    if v.is_null() {
-        "null".into()
-    } else if Array::is_array(v) {
-        "an array".into()
-    } else {
-        v.js_typeof().as_string().unwrap_or_default()
-    }
+    if v.is_null() { "null".into() } else { v.js_typeof().as_string().unwrap_or_default() }
 }
-
 
 /// `Some(x)` as a JS value, `None` as `null` (wasm-bindgen's `Option`
 /// return would be `undefined`; the surface says `null`).

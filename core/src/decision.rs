@@ -38,8 +38,6 @@ use crate::value::Case;
 use crate::value::Value;
 use alloc::format;
 
-
-
 /// What the queue should do with the job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
@@ -65,7 +63,6 @@ impl Action {
             Self::DeadLetter => "dead_letter",
         }
     }
-
 }
 
 /// Why the decision was taken, for logs and metrics.
@@ -142,17 +139,37 @@ impl Decision {
             format!("Attempt {} failed", self.attempt)
         };
         let why = match &self.reason {
-            Reason::HandlerCode(c) => format!("the handler returned {}, which takes precedence over the retry policy (spec §7.2)", c.as_str()),
-            Reason::NonRetryable { pattern } => format!("its error type matches the non-retryable entry {} (spec §6.3), so it goes straight to the on_exhaustion outcome", quote(pattern)),
+            Reason::HandlerCode(c) => format!(
+                "the handler returned {}, which takes precedence over the retry policy (spec §7.2)",
+                c.as_str()
+            ),
+            Reason::NonRetryable { pattern } => format!(
+                "its error type matches the non-retryable entry {} (spec §6.3), so it goes straight to the on_exhaustion outcome",
+                quote(pattern)
+            ),
             Reason::Exhausted => "no attempts remain under max_attempts (spec §2.2)".to_owned(),
             Reason::Retryable => "the failure is retryable and attempts remain".to_owned(),
         };
         match (self.action, self.delay_ms, self.next_retry_at) {
-            (Action::Retry, Some(delay), Some(at)) => format!("{}; {}. Retry {} (attempt {}) is scheduled after {} ({} ms), at {}.", what, why, self.retry_number.unwrap_or(self.attempt), self.attempt.saturating_add(1), crate::duration::format_ms(delay), delay, crate::time::format_ms(at)),
-            (action, ..) => format!("{}; {}. The job is {}.", what, why, match action {
+            (Action::Retry, Some(delay), Some(at)) => format!(
+                "{}; {}. Retry {} (attempt {}) is scheduled after {} ({} ms), at {}.",
+                what,
+                why,
+                self.retry_number.unwrap_or(self.attempt),
+                self.attempt.saturating_add(1),
+                crate::duration::format_ms(delay),
+                delay,
+                crate::time::format_ms(at)
+            ),
+            (action, ..) => format!(
+                "{}; {}. The job is {}.",
+                what,
+                why,
+                match action {
                     Action::DeadLetter => "moved to the dead letter queue",
                     _ => "discarded",
-                }),
+                }
+            ),
         }
     }
 }

@@ -151,8 +151,7 @@ fn single_time_component(bytes: &[u8]) -> Option<u64> {
         return None;
     }
     // With at most nine digits, `n < 10^9` and `n · unit < 3.6 · 10^15`:
-    // nothing can overflow, so plain products rather than `checked_mul`,
-    // which on wasm32 is a call to a 128-bit multiplication.
+    // nothing can overflow.
     let n = digits.iter().try_fold(0_u64, |n, &d| {
         d.is_ascii_digit().then(|| {
             n.wrapping_mul(10)
@@ -287,7 +286,10 @@ fn parse_any(text: &str) -> Result<u64, String> {
             .checked_add(value)
             .filter(|t| *t <= u128::from(MAX_MS))
             .ok_or_else(|| {
-                fail(&format!("the duration exceeds the largest accepted ({} ms)", MAX_MS))
+                fail(&format!(
+                    "the duration exceeds the largest accepted ({} ms)",
+                    MAX_MS
+                ))
             })?;
         if total > u128::from(MAX_MS) {
             return Err(fail("the duration is too large"));

@@ -222,4 +222,3 @@ impl Faults {
 }
 
 pub(crate) use crate::describe::{quote, show_f64};
-

@@ -60,7 +60,10 @@ impl HandlerCode {
             "FAIL" => Ok(Self::Fail),
             _ => Err(Error::arg(
                 "code",
-                format!("expected one of \"RETRY\", \"DISCARD\", \"DEAD_LETTER\", \"FAIL\", found {}", quote(s)),
+                format!(
+                    "expected one of \"RETRY\", \"DISCARD\", \"DEAD_LETTER\", \"FAIL\", found {}",
+                    quote(s)
+                ),
             )),
         }
     }
@@ -158,11 +161,18 @@ impl Failure {
     /// let typo = Value::from_json(r#"{"attempt": 2, "error_type": "x"}"#).unwrap();
     /// assert_eq!(Failure::from_value(&typo, Case::Camel, None).unwrap_err().field(), Some("error_type"));
     /// ```
-    pub fn from_value(value: &Value, case: Case, default_attempt: Option<u64>) -> Result<Self, Error> {
+    pub fn from_value(
+        value: &Value,
+        case: Case,
+        default_attempt: Option<u64>,
+    ) -> Result<Self, Error> {
         let mut faults = Faults::default();
         let mut f = Self::new(default_attempt.unwrap_or(0));
         let Some(map) = value.as_object() else {
-            faults.push("", format!("expected a failure object, found {}", value.describe()));
+            faults.push(
+                "",
+                format!("expected a failure object, found {}", value.describe()),
+            );
             faults.into_error(ErrorCode::InvalidArgument)?;
             return Ok(f);
         };
@@ -209,7 +219,10 @@ impl Failure {
             }
         }
         if !has_attempt {
-            faults.push("attempt", "expected the failed attempt number, found nothing");
+            faults.push(
+                "attempt",
+                "expected the failed attempt number, found nothing",
+            );
         }
         faults.into_error(ErrorCode::InvalidArgument)?;
         Ok(f)

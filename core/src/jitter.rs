@@ -97,14 +97,12 @@ impl Sample {
     /// assert!(Sample::from_unit(1.0).is_err());
     /// assert!(Sample::from_unit(f64::NAN).is_err());
     /// ```
-    #[inline]
     pub fn from_unit(u: f64) -> Result<Self, Error> {
         Self::unit(u).ok_or_else(|| bad_unit(u))
     }
 
     /// [`Sample::from_unit`] without the error, for the fast paths that
     /// fall back to the full one (which reports it) on `None`.
-    #[inline]
     pub(crate) fn unit(u: f64) -> Option<Self> {
         // `!(..)` so that NaN fails too.
         if !(0.0..1.0).contains(&u) {
@@ -145,7 +143,6 @@ impl Sample {
 
 /// Out of line so that the checks on the hot path stay small enough to
 /// inline.
-#[cold]
 fn bad_unit(u: f64) -> Error {
     Error::arg(
         "u",
@@ -184,7 +181,6 @@ impl JitterSource<'_> {
     /// let s = JitterSource::Seed(1234567).sample(1).unwrap();
     /// assert_eq!(s.bits(), 6457827717110365317 >> 11);
     /// ```
-    #[inline]
     pub fn sample(&self, retry_number: u64) -> Result<Sample, Error> {
         match *self {
             Self::Uniform(u) => Sample::from_unit(u),

@@ -100,17 +100,17 @@ struct ReadmeExample;
 
 pub use backoff::{ScheduleRow, Strategy};
 pub use decision::{Action, Decision, Reason};
-pub use failure::{Failure, HandlerCode};
 pub use duration::{MAX_MS, format_duration, parse_duration};
 pub use error::{Error, ErrorCode, Fault};
-pub use jitter::{JitterSource, Sample};
+pub use failure::{Failure, HandlerCode};
 #[cfg(feature = "std")]
 pub use jitter::reseed_after_fork;
-pub use options::{CallOptions, Jitter, uint_from_f64, uint_from_value};
-pub use value::{Case, Map, Number, Value};
+pub use jitter::{JitterSource, Sample};
 pub use matching::{first_match, matches};
+pub use options::{CallOptions, Jitter, uint_from_f64, uint_from_value};
 pub use policy::{Delays, Layer, MAX_SCHEDULE_ROWS, OnExhaustion, PartialPolicy, RetryPolicy};
 pub use presets::SYSTEMS as PRESET_SYSTEMS;
 pub use reservation::{Heartbeat, Reservation};
 pub use state::{ErrorRecord, RetryState};
 pub use time::{MAX_INSTANT_MS, format_timestamp, parse_timestamp};
+pub use value::{Case, Map, Number, Value};

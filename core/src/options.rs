@@ -38,7 +38,10 @@ pub fn uint_from_f64(field: &str, x: f64) -> Result<u64, Error> {
     }
     Err(Error::arg(
         field,
-        format!("expected an integer between 0 and {MAX_MS}, found {}", show_f64(x)),
+        format!(
+            "expected an integer between 0 and {MAX_MS}, found {}",
+            show_f64(x)
+        ),
     ))
 }
 
@@ -83,7 +86,11 @@ impl Jitter {
     ///
     /// `validation.invalid_argument` when several are given, or (without
     /// `std`) none.
-    pub fn from_parts(u: Option<f64>, seed: Option<u64>, key: Option<String>) -> Result<Self, Error> {
+    pub fn from_parts(
+        u: Option<f64>,
+        seed: Option<u64>,
+        key: Option<String>,
+    ) -> Result<Self, Error> {
         match (u, seed, key) {
             (Some(u), None, None) => Ok(Self::Uniform(u)),
             (None, Some(s), None) => Ok(Self::Seed(s)),
@@ -136,7 +143,10 @@ impl CallOptions {
             Value::Null => return Ok(out),
             Value::Object(m) => m,
             other => {
-                faults.push("", format!("expected an options object, found {}", other.describe()));
+                faults.push(
+                    "",
+                    format!("expected an options object, found {}", other.describe()),
+                );
                 faults.into_error(ErrorCode::InvalidArgument)?;
                 return Ok(out);
             }
@@ -152,7 +162,13 @@ impl CallOptions {
                 },
                 "seed" => match read_seed(v) {
                     Some(s) => seed = Some(s),
-                    None => faults.push(name, expected("an integer in 0..2^64 (a number, BigInt or decimal string)", v)),
+                    None => faults.push(
+                        name,
+                        expected(
+                            "an integer in 0..2^64 (a number, BigInt or decimal string)",
+                            v,
+                        ),
+                    ),
                 },
                 "key" => match v.as_str() {
                     Some(s) => key = Some(s.to_owned()),
@@ -189,7 +205,10 @@ impl CallOptions {
     /// # Errors
     ///
     /// As [`CallOptions::from_value`].
-    pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(d: D, case: Case) -> Result<Self, Error> {
+    pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(
+        d: D,
+        case: Case,
+    ) -> Result<Self, Error> {
         let v = Value::read(d).map_err(|f| Error::from_fault(ErrorCode::InvalidArgument, f))?;
         Self::from_value(&v, case)
     }
@@ -198,7 +217,9 @@ impl CallOptions {
     #[cfg(feature = "std")]
     #[must_use]
     pub fn jitter_or_entropy(&self) -> JitterSource<'_> {
-        self.jitter.as_ref().map_or(JitterSource::Entropy, Jitter::source)
+        self.jitter
+            .as_ref()
+            .map_or(JitterSource::Entropy, Jitter::source)
     }
 }
 

@@ -14,11 +14,11 @@
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
-use crate::failure::Failure;
 use crate::duration::MAX_MS;
 use crate::error::Error;
-use alloc::format;
+use crate::failure::Failure;
 use crate::time::{MAX_INSTANT_MS, check_instant};
+use alloc::format;
 
 /// A worker's hold on one attempt of a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +56,10 @@ impl Reservation {
         if visibility_timeout_ms == 0 || visibility_timeout_ms > MAX_MS {
             return Err(Error::arg(
                 "visibility_timeout_ms",
-                format!("expected a timeout between 1 and {} ms, found {}", MAX_MS, visibility_timeout_ms),
+                format!(
+                    "expected a timeout between 1 and {} ms, found {}",
+                    MAX_MS, visibility_timeout_ms
+                ),
             ));
         }
         Ok(Self {

@@ -20,7 +20,10 @@ pub(crate) fn check_instant(field: &str, ms: u64) -> Result<u64, Error> {
     if ms > MAX_INSTANT_MS {
         return Err(Error::arg(
             field,
-            format!("expected epoch milliseconds between 0 and {} (9999-12-31T23:59:59.999Z), found {}", MAX_INSTANT_MS, ms),
+            format!(
+                "expected epoch milliseconds between 0 and {} (9999-12-31T23:59:59.999Z), found {}",
+                MAX_INSTANT_MS, ms
+            ),
         ));
     }
     Ok(ms)
@@ -87,7 +90,11 @@ pub fn parse_timestamp(text: &str) -> Result<u64, Error> {
 #[allow(clippy::arithmetic_side_effects)]
 pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
     let fail = |why: &str| {
-        format!("expected an RFC 3339 timestamp such as \"2026-02-12T10:31:05.250Z\", found {}: {}", quote(text), why)
+        format!(
+            "expected an RFC 3339 timestamp such as \"2026-02-12T10:31:05.250Z\", found {}: {}",
+            quote(text),
+            why
+        )
     };
     let b = text.as_bytes();
     let num = |from: usize, len: usize| -> Option<u64> {

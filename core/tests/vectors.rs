@@ -203,7 +203,9 @@ fn run(op: &str, input: &Value) -> Result<Value, (Error, Option<usize>, Value)> 
         }
         "policy" => plain((|| {
             let p = if let Some(layers) = input.get("layers") {
-                RetryPolicy::from_layers(layers.as_array().unwrap().iter().map(Layer::read).collect())?
+                RetryPolicy::from_layers(
+                    layers.as_array().unwrap().iter().map(Layer::read).collect(),
+                )?
             } else {
                 let items = input["json"].as_array().unwrap();
                 if items.iter().all(Value::is_string) {
@@ -472,7 +474,10 @@ fn check_case(case: &Value) -> Result<(), String> {
             }
             let want_path = want.get("path").unwrap_or(&want["field"]);
             if json!(e.path()) != *want_path {
-                return Err(format!("expected path {want_path}, found {:?} ({e})", e.path()));
+                return Err(format!(
+                    "expected path {want_path}, found {:?} ({e})",
+                    e.path()
+                ));
             }
             if let Some(paths) = want.get("paths") {
                 let got: Vec<Value> = e.faults().iter().map(|f| json!(f.path)).collect();

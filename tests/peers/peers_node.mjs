@@ -29,7 +29,7 @@ const check = (what, peer, ours) => {
   if (a !== b) failures.push(`${what}: peer ${a}, preset ${b}`);
 };
 const decide = (p, n, u, type) => {
-  const d = p.decide(type ? { attempt: n, type } : { attempt: n }, { now: 0, jitter: { u } });
+  const d = p.decide(type ? { attempt: n, type } : { attempt: n }, { now: 0, u });
   return d.action === "retry" ? ["retry", d.delayMs] : [d.action, null];
 };
 

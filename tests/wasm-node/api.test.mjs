@@ -178,6 +178,9 @@ test("the caller's code that throws while an argument is read (getters, proxies)
     () => matches("a", new Proxy(["a"], { get() { throw 2; } })),
     () => p.delays(new Slots([1, 2]), { u: 0 }),
     () => RetryState.fromJSON({ get attempt() { throw 3; } }),
+    () => parseDuration(revoked.proxy),
+    () => p.delay(revoked.proxy),
+    () => new Reservation(1, revoked.proxy, 0),
   ];
   // Thousands of times: an exception unwinding through wasm frames leaks
   // their borrows and stack, and a few hundred of them broke the instance.

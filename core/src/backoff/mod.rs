@@ -303,11 +303,7 @@ pub(crate) fn to_ms(raw: f64, rounding: Rounding) -> u64 {
 /// one ulp and no other `f64` is that close); `int_pow_matches_libm` checks
 /// every pair of the domain against `libm::pow`.
 fn int_pow(b: f64, e: f64) -> Option<u64> {
-    // Comparisons written out (not `RangeInclusive::contains`, and below no
-    // `checked_pow`): at the wasm build's `opt-level = "z"` those stay calls,
-    // and a 64-bit overflow check is a 128-bit multiply routine on wasm32.
-    #[allow(clippy::manual_range_contains)]
-    let in_domain = |x: f64| x >= 1.0 && x <= 1024.0;
+    let in_domain = |x: f64| (1.0..=1024.0).contains(&x);
     if !(in_domain(b) && (e == 0.0 || in_domain(e))) {
         return None;
     }
@@ -333,76 +329,14 @@ fn int_pow(b: f64, e: f64) -> Option<u64> {
     Some(p)
 }
 
-/// `a · b`, `None` on overflow. On 32-bit targets (wasm32) `checked_mul`
-/// is a 128-bit library call, so the operands' bit lengths decide first
-/// whether it can overflow at all.
-fn mul(a: u64, b: u64) -> Option<u64> {
-    #[cfg(not(target_pointer_width = "64"))]
-    if a.leading_zeros().saturating_add(b.leading_zeros()) >= 64 {
-        // a < 2^(64−lz(a)), b < 2^(64−lz(b)): a · b < 2^64.
-        return Some(a.wrapping_mul(b));
-    }
-    a.checked_mul(b)
-}
-
 /// `floor(d · k / 2^53)` exactly (`MAX_MS` if that does not fit a `u64`).
-///
-/// 64-bit targets multiply in `u128` (one instruction on x86-64 and
-/// aarch64). On 32-bit targets, wasm32 included, a `u128` product is a
-/// call to `__multi3` (a general 128 × 128 routine, a sixth of a wasm
-/// `delay` in the profile in bench/RESULTS.md), so it is written there with
-/// four 32 × 32-bit products, each one native `i64` operation.
-/// `scale_matches_u128` checks the 32-bit route against the `u128` product.
 fn scale(d: u64, k: u64) -> u64 {
-    #[cfg(target_pointer_width = "64")]
-    {
-        let p = u128::from(d).saturating_mul(u128::from(k)) >> 53;
-        u64::try_from(p).unwrap_or(MAX_MS)
-    }
-    #[cfg(not(target_pointer_width = "64"))]
-    {
-        scale_32(d, k)
-    }
-}
-
-/// [`scale`] in 32 × 32-bit products.
-#[cfg_attr(target_pointer_width = "64", allow(dead_code))]
-fn scale_32(d: u64, k: u64) -> u64 {
-    const LO: u64 = 0xffff_ffff;
-    // Delays below 2^31 ms (24 days; every cap in practice) and k below
-    // 2^54 (every sample plus 2^52, see `proportional`): two products and
-    // a shorter chain of sums. With k = kh·2^21 + kl, d·kh < 2^64 − 2^33
-    // and d·kl < 2^52, so neither the products nor the sum below wrap, and
-    // floor(d·k / 2^53) = floor((d·kh + floor(d·kl / 2^21)) / 2^32).
-    if (d >> 31) | (k >> 54) == 0 {
-        let (kh, kl) = (k >> 21, k & ((1 << 21) - 1));
-        return d.wrapping_mul(kh).wrapping_add(d.wrapping_mul(kl) >> 21) >> 32;
-    }
-    let (dh, dl) = (d >> 32, d & LO);
-    let (kh, kl) = (k >> 32, k & LO);
-    // Each factor is below 2^32, so no product or sum below can overflow
-    // (the wrapping operations never wrap; they say so to the linter).
-    let ll = dl.wrapping_mul(kl);
-    let lh = dl.wrapping_mul(kh);
-    let hl = dh.wrapping_mul(kl);
-    let hh = dh.wrapping_mul(kh);
-    // d · k = hh·2^64 + (lh + hl)·2^32 + ll, carried in 32-bit columns.
-    let mid = (ll >> 32).wrapping_add(lh & LO).wrapping_add(hl & LO);
-    let lo = (ll & LO) | (mid << 32);
-    let hi = hh
-        .wrapping_add(lh >> 32)
-        .wrapping_add(hl >> 32)
-        .wrapping_add(mid >> 32);
-    // (hi·2^64 + lo) >> 53 does not fit a u64 when hi ≥ 2^53.
-    if hi >> 53 != 0 {
-        return MAX_MS;
-    }
-    (hi << 11) | (lo >> 53)
+    let p = u128::from(d).saturating_mul(u128::from(k)) >> 53;
+    u64::try_from(p).unwrap_or(MAX_MS)
 }
 
 impl Backoff {
     /// The formula's value for retry `n ≥ 1`, in ms, before the cap.
-    #[inline]
     pub(crate) fn raw_ms(&self, n: u64) -> u64 {
         if let Some(ms) = self.exact_raw_ms(n) {
             return ms;
@@ -438,12 +372,11 @@ impl Backoff {
             Curve::Polynomial(c) => int_pow(n as f64, *c)?,
             _ => return None,
         };
-        let raw = mul(self.initial_ms, p)?;
+        let raw = self.initial_ms.checked_mul(p)?;
         Some(raw.saturating_add(self.offset_ms).min(MAX_MS))
     }
 
     /// The delay after cap, jitter and the second cap.
-    #[inline]
     pub(crate) fn jittered(&self, capped: u64, sample: Sample) -> u64 {
         let k = sample.bits();
         let d = match self.spread {
@@ -558,7 +491,7 @@ impl Backoff {
                     // those are 128-bit library calls, and this loop runs
                     // for every parsed policy.
                     let raw = (p <= 1 << 53)
-                        .then(|| mul(self.initial_ms, p))
+                        .then(|| self.initial_ms.checked_mul(p))
                         .flatten()
                         .map_or(MAX_MS, |r| r.saturating_add(self.offset_ms).min(MAX_MS));
                     if raw >= self.cap_ms {
@@ -566,7 +499,7 @@ impl Backoff {
                         break;
                     }
                     known.push(n, raw);
-                    p = mul(p, c).unwrap_or(u64::MAX);
+                    p = p.saturating_mul(c);
                 }
             }
             _ => {}

@@ -26,7 +26,6 @@ impl RetryPolicy {
     /// let p = RetryPolicy::from_json(r#"{"jitter": false}"#).unwrap();
     /// assert_eq!(p.delay(10, JitterSource::Seed(1)).unwrap(), 300_000); // 512 s capped at PT5M
     /// ```
-    #[inline]
     pub fn delay(&self, retry_number: u64, jitter: JitterSource<'_>) -> Result<u64, Error> {
         check_retry_number(retry_number)?;
         self.delay_for(retry_number, &jitter)
@@ -51,7 +50,6 @@ impl RetryPolicy {
     /// }
     /// # Ok::<(), ojs_retry::Error>(())
     /// ```
-    #[inline]
     pub fn delays_with<'p>(&'p self, jitter: JitterSource<'p>) -> Result<Delays<'p>, Error> {
         let draw = if self.preset.is_some() {
             Draw::Each(jitter)
@@ -91,7 +89,6 @@ impl RetryPolicy {
 
     /// The delay of retry `n` (already checked), from the preset's formula
     /// when there is one.
-    #[inline]
     pub(crate) fn delay_for(&self, n: u64, jitter: &JitterSource<'_>) -> Result<u64, Error> {
         if let Some(p) = &self.preset {
             return p.delay(n, jitter);
@@ -123,7 +120,10 @@ impl RetryPolicy {
         if count > MAX_SCHEDULE_ROWS {
             return Err(Error::arg(
                 "count",
-                format!("expected at most {} rows, found {}", MAX_SCHEDULE_ROWS, count),
+                format!(
+                    "expected at most {} rows, found {}",
+                    MAX_SCHEDULE_ROWS, count
+                ),
             ));
         }
         if let Some(j) = &jitter {
@@ -147,7 +147,6 @@ impl RetryPolicy {
     }
 
     /// The sample for retry `n`, drawing only when jitter is on.
-    #[inline]
     pub(crate) fn sample(&self, n: u64, jitter: &JitterSource<'_>) -> Result<Sample, Error> {
         if self.backoff.uses_sample() {
             jitter.sample(n)
@@ -192,7 +191,6 @@ impl Delays<'_> {
     /// assert_eq!(d.delay(10).unwrap(), 300_000);
     /// assert!(d.delay(0).is_err());
     /// ```
-    #[inline]
     pub fn delay(&self, retry_number: u64) -> Result<u64, Error> {
         check_retry_number(retry_number)?;
         let p = self.policy;
@@ -249,6 +247,9 @@ pub(crate) fn check_retry_number(n: u64) -> Result<(), Error> {
 fn bad_retry_number(n: u64) -> Error {
     Error::arg(
         "retry_number",
-        format!("expected a retry number between 1 and {}, found {}", MAX_MS, n),
+        format!(
+            "expected a retry number between 1 and {}, found {}",
+            MAX_MS, n
+        ),
     )
 }

@@ -145,9 +145,6 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    // Inlined, the policy is built in the caller's result (parsing returned
-    // it through a 224-byte copy otherwise). Not on wasm, where the three
-    // copies cost more module bytes (~180) than the copy costs time.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn assemble(
         max_attempts: u64,
@@ -233,7 +230,12 @@ impl RetryPolicy {
     /// assert_eq!((p.max_attempts(), p.initial_interval_ms()), (2, 5_000));
     /// ```
     pub fn from_json_layers(texts: &[&str]) -> Result<Self, Error> {
-        Self::from_layers(texts.iter().map(|t| Layer::Json(Cow::Borrowed(*t))).collect())
+        Self::from_layers(
+            texts
+                .iter()
+                .map(|t| Layer::Json(Cow::Borrowed(*t)))
+                .collect(),
+        )
     }
 
     /// Reads, merges over the defaults and validates one layer given by any
@@ -342,10 +344,7 @@ impl RetryPolicy {
     /// A document `{"preset": {...}}` is a whole policy in another system's
     /// terms: it must be the only layer and hold nothing else.
     fn resolve_preset(values: &[Value], faults: &mut Faults) -> Option<Result<Self, Error>> {
-        let has = |v: &Value| {
-            v.as_object()
-                .is_some_and(|m| m.contains_key("preset"))
-        };
+        let has = |v: &Value| v.as_object().is_some_and(|m| m.contains_key("preset"));
         if !values.iter().any(has) {
             return None;
         }
@@ -415,10 +414,12 @@ impl RetryPolicy {
         let initial = merged.initial_interval_ms.unwrap_or(d.initial_interval_ms);
         let max = merged.max_interval_ms.unwrap_or(d.max_interval_ms);
         // The rule across fields only makes sense when both are valid.
-        let interval_faults = faults
-            .0
-            .iter()
-            .any(|f| matches!(f.field.as_deref(), Some("initial_interval" | "max_interval")));
+        let interval_faults = faults.0.iter().any(|f| {
+            matches!(
+                f.field.as_deref(),
+                Some("initial_interval" | "max_interval")
+            )
+        });
         if !interval_faults && max < initial {
             let whose = |set: bool| {
                 if set {

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use super::{OnExhaustion, RetryPolicy};
 use crate::backoff::Strategy;
 use crate::duration::{self, MAX_MS};
-use crate::error::{Error, ErrorCode, Fault, Faults, quote, show_f64};
+use crate::error::{Error, ErrorCode, Faults, quote, show_f64};
 use crate::value::{Value, read_uint};
 
 /// The document field names, in the spec's order.
@@ -106,8 +106,8 @@ impl PartialPolicy {
     /// assert_eq!(layer.jitter, Some(false));
     /// ```
     pub fn from_json(text: &str) -> Result<Self, Error> {
-        let value = Value::from_json(text)
-            .map_err(|m| Error::new(ErrorCode::RetryPolicyInvalid, "", m))?;
+        let value =
+            Value::from_json(text).map_err(|m| Error::new(ErrorCode::RetryPolicyInvalid, "", m))?;
         Self::from_value(&value)
     }
 
@@ -162,21 +162,9 @@ impl PartialPolicy {
     /// them into the spec's field order and appends them to `out`.
     pub(super) fn check_into(&self, mut found: Faults, ctx: &str, out: &mut Faults) {
         self.check(&mut found, ctx);
-        // A stable bucket pass over the few ranks instead of `sort_by_key`:
-        // same order, and the wasm build links no generic stable sort
-        // (~3.5 KB of drift sort and small-sort code for this one call).
-        let ranks: Vec<usize> = found.0.iter().map(|f| field_rank(f.field.as_deref().unwrap_or(""))).collect();
-        let mut slots: Vec<Option<Fault>> = found.0.into_iter().map(Some).collect();
-        out.0.reserve(slots.len());
-        for rank in 0..=MAX_RANK {
-            for (r, slot) in ranks.iter().zip(slots.iter_mut()) {
-                if *r == rank
-                    && let Some(fault) = slot.take()
-                {
-                    out.0.push(fault);
-                }
-            }
-        }
+        let mut faults = found.0;
+        faults.sort_by_key(|f| field_rank(f.field.as_deref()));
+        out.0.extend(faults);
     }
 
     /// Range checks shared by documents and the setters.
@@ -186,7 +174,10 @@ impl PartialPolicy {
         {
             faults.push(
                 "max_attempts",
-                format!("{}expected a non-negative integer at most {}, found {}", ctx, MAX_MS, n),
+                format!(
+                    "{}expected a non-negative integer at most {}, found {}",
+                    ctx, MAX_MS, n
+                ),
             );
         }
         for (field, v) in [
@@ -213,7 +204,11 @@ impl PartialPolicy {
         {
             faults.push(
                 "backoff_coefficient",
-                format!("{}expected a finite number >= 1.0, found {}", ctx, show_f64(c)),
+                format!(
+                    "{}expected a finite number >= 1.0, found {}",
+                    ctx,
+                    show_f64(c)
+                ),
             );
         }
         if let Some(list) = &self.non_retryable_errors {
@@ -221,7 +216,10 @@ impl PartialPolicy {
                 if s.is_empty() {
                     faults.push(
                         format!("non_retryable_errors[{}]", i),
-                        format!("{}expected a non-empty error type, found an empty string", ctx),
+                        format!(
+                            "{}expected a non-empty error type, found an empty string",
+                            ctx
+                        ),
                     );
                 }
             }
@@ -229,18 +227,12 @@ impl PartialPolicy {
     }
 }
 
-/// The largest value [`field_rank`] returns (unknown fields).
-pub(super) const MAX_RANK: usize = FIELDS.len() + 1;
-
 /// Sort key of a fault: the document itself, then the spec's field order,
 /// then unknown fields (already in name order).
-pub(super) fn field_rank(field: &str) -> usize {
-    if field.is_empty() {
+pub(super) fn field_rank(field: Option<&str>) -> usize {
+    let Some(name) = field else {
         return 0;
-    }
-    // A byte loop, not `split('[')`: its searcher is 0.4 KB of wasm.
-    let cut = field.bytes().position(|b| b == b'[');
-    let name = cut.and_then(|i| field.get(..i)).unwrap_or(field);
+    };
     FIELDS
         .iter()
         .position(|f| *f == name)
@@ -250,7 +242,14 @@ pub(super) fn field_rank(field: &str) -> usize {
 pub(super) fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
     let mut p = PartialPolicy::default();
     let Value::Object(map) = value else {
-        faults.push("", format!("{}expected a JSON object, found {}", ctx, Value::describe(value)));
+        faults.push(
+            "",
+            format!(
+                "{}expected a JSON object, found {}",
+                ctx,
+                Value::describe(value)
+            ),
+        );
         return p;
     };
     let get = |name: &str| map.get(name);
@@ -273,7 +272,11 @@ pub(super) fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> Parti
                 },
                 other => faults.push(
                     field,
-                    format!("{}expected an ISO 8601 duration string such as \"PT1S\", found {}", ctx, Value::describe(other)),
+                    format!(
+                        "{}expected an ISO 8601 duration string such as \"PT1S\", found {}",
+                        ctx,
+                        Value::describe(other)
+                    ),
                 ),
             }
         }
@@ -283,7 +286,11 @@ pub(super) fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> Parti
             Some(c) if v.is_number() => p.backoff_coefficient = Some(c),
             _ => faults.push(
                 "backoff_coefficient",
-                format!("{}expected a number >= 1.0, found {}", ctx, Value::describe(v)),
+                format!(
+                    "{}expected a number >= 1.0, found {}",
+                    ctx,
+                    Value::describe(v)
+                ),
             ),
         }
     }
@@ -292,7 +299,11 @@ pub(super) fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> Parti
             Value::Bool(b) => p.jitter = Some(*b),
             other => faults.push(
                 "jitter",
-                format!("{}expected true or false, found {}", ctx, Value::describe(other)),
+                format!(
+                    "{}expected true or false, found {}",
+                    ctx,
+                    Value::describe(other)
+                ),
             ),
         }
     }
@@ -305,7 +316,11 @@ pub(super) fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> Parti
                         Value::String(s) => list.push(s.clone()),
                         other => faults.push(
                             format!("non_retryable_errors[{}]", i),
-                            format!("{}expected an error type string, found {}", ctx, Value::describe(other)),
+                            format!(
+                                "{}expected an error type string, found {}",
+                                ctx,
+                                Value::describe(other)
+                            ),
                         ),
                     }
                 }
@@ -313,7 +328,11 @@ pub(super) fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> Parti
             }
             other => faults.push(
                 "non_retryable_errors",
-                format!("{}expected an array of error type strings, found {}", ctx, Value::describe(other)),
+                format!(
+                    "{}expected an array of error type strings, found {}",
+                    ctx,
+                    Value::describe(other)
+                ),
             ),
         }
     }
@@ -322,7 +341,11 @@ pub(super) fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> Parti
             Some(o) => p.on_exhaustion = Some(o),
             None => faults.push(
                 "on_exhaustion",
-                format!("{}expected \"discard\" or \"dead_letter\", found {}", ctx, Value::describe(v)),
+                format!(
+                    "{}expected \"discard\" or \"dead_letter\", found {}",
+                    ctx,
+                    Value::describe(v)
+                ),
             ),
         }
     }
@@ -339,7 +362,12 @@ pub(super) fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> Parti
     for key in map.keys().filter(|k| !FIELDS.contains(&k.as_str())) {
         faults.push(
             key.clone(),
-            format!("{}unknown field {}; expected one of {}", ctx, quote(key), FIELDS.join(", ")),
+            format!(
+                "{}unknown field {}; expected one of {}",
+                ctx,
+                quote(key),
+                FIELDS.join(", ")
+            ),
         );
     }
     p

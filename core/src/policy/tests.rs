@@ -3,40 +3,39 @@
 use super::partial::*;
 use crate::error::Faults;
 
-
-    /// `check_into`'s bucket pass orders faults exactly as a stable sort by
-    /// field rank would: spec fields in spec order, indexed fields
-    /// (`non_retryable_errors[2]`) with their field, the document's own
-    /// faults first, unknown fields last, ties in their original order.
-    #[test]
-    fn check_into_orders_like_a_stable_sort() {
-        let fields = [
-            "zzz",
-            "jitter",
-            "",
-            "non_retryable_errors[1]",
-            "max_attempts",
-            "aaa",
-            "non_retryable_errors[0]",
-            "backoff_strategy",
-            "",
-            "initial_interval",
-            "max_attempts",
-            "on_exhaustion",
-            "max_interval",
-            "backoff_coefficient",
-            "zzz",
-        ];
-        let mut found = Faults::default();
-        for (i, field) in fields.iter().enumerate() {
-            found.push(*field, alloc::format!("fault {i}"));
-        }
-        let mut expected = found.0.clone();
-        expected.sort_by_key(|f| field_rank(f.field.as_deref().unwrap_or("")));
-        let mut out = Faults::default();
-        out.push("earlier", "kept in front");
-        PartialPolicy::default().check_into(found, "", &mut out);
-        let (first, rest) = out.0.split_first().unwrap();
-        assert_eq!(first.field.as_deref(), Some("earlier"));
-        assert_eq!(rest, expected.as_slice());
+/// `check_into`'s bucket pass orders faults exactly as a stable sort by
+/// field rank would: spec fields in spec order, indexed fields
+/// (`non_retryable_errors[2]`) with their field, the document's own
+/// faults first, unknown fields last, ties in their original order.
+#[test]
+fn check_into_orders_like_a_stable_sort() {
+    let fields = [
+        "zzz",
+        "jitter",
+        "",
+        "non_retryable_errors[1]",
+        "max_attempts",
+        "aaa",
+        "non_retryable_errors[0]",
+        "backoff_strategy",
+        "",
+        "initial_interval",
+        "max_attempts",
+        "on_exhaustion",
+        "max_interval",
+        "backoff_coefficient",
+        "zzz",
+    ];
+    let mut found = Faults::default();
+    for (i, field) in fields.iter().enumerate() {
+        found.push(*field, alloc::format!("fault {i}"));
     }
+    let mut expected = found.0.clone();
+    expected.sort_by_key(|f| field_rank(f.field.as_deref()));
+    let mut out = Faults::default();
+    out.push("earlier", "kept in front");
+    PartialPolicy::default().check_into(found, "", &mut out);
+    let (first, rest) = out.0.split_first().unwrap();
+    assert_eq!(first.field.as_deref(), Some("earlier"));
+    assert_eq!(rest, expected.as_slice());
+}

@@ -29,15 +29,15 @@ use alloc::string::String;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::decision::{Action, Decision};
-use crate::failure::HandlerCode;
-use crate::failure::Failure;
 use crate::error::{Error, ErrorCode, Faults};
+use crate::failure::Failure;
+use crate::failure::HandlerCode;
 use crate::jitter::JitterSource;
-use crate::value::Case;
 use crate::policy::RetryPolicy;
-use read::read_state;
 use crate::time;
+use crate::value::Case;
 use crate::value::{Map, Value};
+use read::read_state;
 
 mod read;
 
@@ -263,7 +263,10 @@ impl RetryState {
     /// # Errors
     ///
     /// As [`RetryState::from_json`].
-    pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(d: D, history_limit: usize) -> Result<Self, Error> {
+    pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(
+        d: D,
+        history_limit: usize,
+    ) -> Result<Self, Error> {
         let v = Value::read(d).map_err(|f| Error::from_fault(ErrorCode::StateInvalid, f))?;
         Self::from_value(&v, history_limit)
     }
@@ -312,7 +315,10 @@ impl Serialize for ErrorRecord {
         st.serialize_field("type", &self.error_type)?;
         st.serialize_field("message", &self.message)?;
         st.serialize_field("code", self.code.as_str())?;
-        st.serialize_field("timestamp", &time::format_ms(self.timestamp_ms.min(time::MAX_INSTANT_MS)))?;
+        st.serialize_field(
+            "timestamp",
+            &time::format_ms(self.timestamp_ms.min(time::MAX_INSTANT_MS)),
+        )?;
         if let Some(d) = &self.details {
             st.serialize_field("details", d)?;
         } else {
@@ -329,7 +335,9 @@ impl Serialize for RetryState {
         st.serialize_field("errors", &self.errors)?;
         st.serialize_field(
             "next_retry_at",
-            &self.next_retry_at.map(|t| time::format_ms(t.min(time::MAX_INSTANT_MS))),
+            &self
+                .next_retry_at
+                .map(|t| time::format_ms(t.min(time::MAX_INSTANT_MS))),
         )?;
         st.serialize_field("terminal", &self.terminal.map(Action::as_str))?;
         st.end()
@@ -350,7 +358,8 @@ mod tests {
         let mut s = RetryState::new().with_history_limit(limit).unwrap();
         for i in 1..=n {
             let f = Failure::new(i).with_type("x").with_message(format!("m{i}"));
-            s.record_failure(&p, &f, i, JitterSource::Uniform(0.5)).unwrap();
+            s.record_failure(&p, &f, i, JitterSource::Uniform(0.5))
+                .unwrap();
         }
         s
     }
@@ -388,7 +397,9 @@ mod tests {
     fn only_the_next_attempt_is_recorded() {
         let p = RetryPolicy::default();
         let mut s = RetryState::new();
-        let e = s.record_failure(&p, &Failure::new(2), 0, JitterSource::Uniform(0.5)).unwrap_err();
+        let e = s
+            .record_failure(&p, &Failure::new(2), 0, JitterSource::Uniform(0.5))
+            .unwrap_err();
         assert_eq!(e.field(), Some("attempt"));
     }
 }

@@ -5,11 +5,11 @@ use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::string::String;
 
+use super::{ErrorRecord, MIN_HISTORY, RetryState};
 use crate::decision::Action;
-use crate::failure::HandlerCode;
 use crate::describe::quote;
 use crate::error::Faults;
-use super::{ErrorRecord, MIN_HISTORY, RetryState};
+use crate::failure::HandlerCode;
 use crate::time;
 use crate::value::{Map, Value, read_uint};
 
@@ -20,7 +20,10 @@ const RECORD_FIELDS: [&str; 6] = ["attempt", "type", "message", "code", "timesta
 pub(crate) fn read_state(v: &Value, faults: &mut Faults) -> RetryState {
     let mut state = RetryState::new();
     let Some(map) = v.as_object() else {
-        faults.push("", format!("expected a JSON object, found {}", v.describe()));
+        faults.push(
+            "",
+            format!("expected a JSON object, found {}", v.describe()),
+        );
         return state;
     };
     unknown_fields(map, &STATE_FIELDS, "", faults);
@@ -29,15 +32,23 @@ pub(crate) fn read_state(v: &Value, faults: &mut Faults) -> RetryState {
             Ok(n) => state.attempt = n,
             Err(m) => faults.push("attempt", m),
         },
-        None => faults.push("attempt", "expected the attempt that last ran, found nothing"),
+        None => faults.push(
+            "attempt",
+            "expected the attempt that last ran, found nothing",
+        ),
     }
     state.next_retry_at = match map.get("next_retry_at") {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) => time::parse_ms(s).map_err(|m| faults.push("next_retry_at", m)).ok(),
+        Some(Value::String(s)) => time::parse_ms(s)
+            .map_err(|m| faults.push("next_retry_at", m))
+            .ok(),
         Some(other) => {
             faults.push(
                 "next_retry_at",
-                format!("expected an RFC 3339 string or null, found {}", other.describe()),
+                format!(
+                    "expected an RFC 3339 string or null, found {}",
+                    other.describe()
+                ),
             );
             None
         }
@@ -49,7 +60,10 @@ pub(crate) fn read_state(v: &Value, faults: &mut Faults) -> RetryState {
         Some(other) => {
             faults.push(
                 "terminal",
-                format!("expected null, \"discard\" or \"dead_letter\", found {}", other.describe()),
+                format!(
+                    "expected null, \"discard\" or \"dead_letter\", found {}",
+                    other.describe()
+                ),
             );
             None
         }
@@ -76,7 +90,10 @@ fn read_records(v: Option<&Value>, last: u64, faults: &mut Faults) -> VecDeque<E
                 }
             }
         }
-        Some(other) => faults.push("errors", format!("expected an array, found {}", other.describe())),
+        Some(other) => faults.push(
+            "errors",
+            format!("expected an array, found {}", other.describe()),
+        ),
     }
     records
 }
@@ -124,14 +141,22 @@ fn read_record(v: &Value, at: &str, last: u64, faults: &mut Faults) -> Option<Er
             .map_err(|e| faults.push(path("code"), e.message()))
             .unwrap_or(HandlerCode::Retry),
         Some(other) => {
-            faults.push(path("code"), format!("expected a handler code string, found {}", other.describe()));
+            faults.push(
+                path("code"),
+                format!("expected a handler code string, found {}", other.describe()),
+            );
             HandlerCode::Retry
         }
     };
-    let timestamp_ms = time::parse_ms(&timestamp).map_err(|m| faults.push(path("timestamp"), m)).unwrap_or(0);
+    let timestamp_ms = time::parse_ms(&timestamp)
+        .map_err(|m| faults.push(path("timestamp"), m))
+        .unwrap_or(0);
     let details = map.get("details").filter(|d| !d.is_null()).cloned();
     if details.as_ref().is_some_and(|d| !d.is_finite()) {
-        faults.push(path("details"), "expected JSON data, found a non-finite number");
+        faults.push(
+            path("details"),
+            "expected JSON data, found a non-finite number",
+        );
     }
     (faults.0.len() == before).then_some(ErrorRecord {
         attempt,
@@ -145,10 +170,18 @@ fn read_record(v: &Value, at: &str, last: u64, faults: &mut Faults) -> Option<Er
 
 fn unknown_fields(map: &Map, known: &[&str], at: &str, faults: &mut Faults) {
     for key in map.keys().filter(|k| !known.contains(&k.as_str())) {
-        let path = if at.is_empty() { key.clone() } else { format!("{at}.{key}") };
+        let path = if at.is_empty() {
+            key.clone()
+        } else {
+            format!("{at}.{key}")
+        };
         faults.push(
             path,
-            format!("unknown field {}; expected {}", quote(key), known.join(", ")),
+            format!(
+                "unknown field {}; expected {}",
+                quote(key),
+                known.join(", ")
+            ),
         );
     }
 }

@@ -25,7 +25,6 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-
 use alloc::format;
 
 use crate::duration::MAX_MS;
@@ -362,11 +361,15 @@ pub(crate) fn to_cased_value<T: serde::Serialize>(x: &T, case: Case) -> Value {
             },
             serde_json::Value::String(s) => Value::String(s),
             serde_json::Value::Array(a) => Value::Array(a.into_iter().map(convert).collect()),
-            serde_json::Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, convert(v))).collect()),
+            serde_json::Value::Object(m) => {
+                Value::Object(m.into_iter().map(|(k, v)| (k, convert(v))).collect())
+            }
         }
     }
     match serde_json::to_value(x).map(convert) {
-        Ok(Value::Object(m)) => Value::Object(m.into_iter().map(|(k, v)| (case.key(&k), v)).collect()),
+        Ok(Value::Object(m)) => {
+            Value::Object(m.into_iter().map(|(k, v)| (case.key(&k), v)).collect())
+        }
         Ok(other) => other,
         Err(_) => Value::Null,
     }
@@ -418,7 +421,13 @@ mod tests {
 
     #[test]
     fn text_is_read_strictly() {
-        for bad in [r#"{"a":1,"a":2}"#, r#"{"a":{"b":1,"b":1}}"#, "{} x", "[1,]", "nul"] {
+        for bad in [
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":{"b":1,"b":1}}"#,
+            "{} x",
+            "[1,]",
+            "nul",
+        ] {
             assert!(Value::from_json(bad).is_err(), "{bad}");
         }
         assert!(Value::from_json_bytes(b"{\"a\": \xff}").is_err());
@@ -434,12 +443,18 @@ mod tests {
         }
         let doc = serde_json::json!({"a": 1, "b": [1, deep.clone()], "c": {"k": deep.clone()}});
         let fault = Value::read(&doc).unwrap_err();
-        assert_eq!((fault.field.as_deref(), fault.path.as_deref()), (Some("b"), Some("b[1]")));
+        assert_eq!(
+            (fault.field.as_deref(), fault.path.as_deref()),
+            (Some("b"), Some("b[1]"))
+        );
         let fault = Value::read(serde_json::json!({"c": {"k": deep.clone()}})).unwrap_err();
         assert_eq!(fault.path.as_deref(), Some("c.k"));
         assert!(<Value as serde::Deserialize>::deserialize(&deep).is_err());
         let shallow = serde_json::json!({"a": [[[[1]]]], "b": null});
-        assert_eq!(Value::read(&shallow).unwrap().to_string(), r#"{"a":[[[[1]]]],"b":null}"#);
+        assert_eq!(
+            Value::read(&shallow).unwrap().to_string(),
+            r#"{"a":[[[[1]]]],"b":null}"#
+        );
     }
 
     #[test]

@@ -305,4 +305,3 @@ impl<'de> Visitor<'de> for Field<'_> {
         d.deserialize_any(self)
     }
 }
-
