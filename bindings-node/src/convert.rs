@@ -39,10 +39,18 @@ pub(crate) fn type_name(v: &Unknown<'_>) -> &'static str {
 }
 
 /// The error for an argument of the wrong JS type.
-pub(crate) fn wrong_type(env: &Env, field: &str, expected: &str, found: &Unknown<'_>) -> napi::Error {
+pub(crate) fn wrong_type(
+    env: &Env,
+    field: &str,
+    expected: &str,
+    found: &Unknown<'_>,
+) -> napi::Error {
     js_error(
         env,
-        &argument_error(field, format!("expected {expected}, found {}", type_name(found))),
+        &argument_error(
+            field,
+            format!("expected {expected}, found {}", type_name(found)),
+        ),
     )
 }
 
@@ -76,7 +84,8 @@ pub(crate) fn string(env: &Env, field: &str, arg: StringArg<'_>) -> napi::Result
 /// The JSON text of a document; a lone surrogate in it is an error of the
 /// whole document with `code` (as invalid UTF-8 is for bytes).
 pub(crate) fn json_text(env: &Env, code: ErrorCode, units: &Utf16String) -> napi::Result<String> {
-    String::from_utf16(units).map_err(|_| js_error(env, &document_error(code, LONE_SURROGATE.to_owned())))
+    String::from_utf16(units)
+        .map_err(|_| js_error(env, &document_error(code, LONE_SURROGATE.to_owned())))
 }
 
 /// A JS value as a document tree for a reader whose faults have `code`.
@@ -87,7 +96,8 @@ pub(crate) fn json_text(env: &Env, code: ErrorCode, units: &Utf16String) -> napi
 pub(crate) fn document(env: &Env, v: Unknown<'_>, code: ErrorCode) -> napi::Result<Value> {
     let read = match v.get_type()? {
         ValueType::Object | ValueType::Function => {
-            Value::read(&mut De::new(&v.coerce_to_object()?)).map_err(|f| CoreError::from_fault(code, f))
+            Value::read(&mut De::new(&v.coerce_to_object()?))
+                .map_err(|f| CoreError::from_fault(code, f))
         }
         _ => env
             .from_js_value::<Value, _>(v)

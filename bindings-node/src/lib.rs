@@ -27,7 +27,10 @@ type PatternsArg<'a> = Either<Vec<StringArg<'a>>, Unknown<'a>>;
 
 fn patterns(env: &Env, arg: PatternsArg<'_>) -> napi::Result<Vec<String>> {
     match arg {
-        Either::A(items) => items.into_iter().map(|p| string(env, "patterns", p)).collect(),
+        Either::A(items) => items
+            .into_iter()
+            .map(|p| string(env, "patterns", p))
+            .collect(),
         Either::B(other) => Err(wrong_type(env, "patterns", "an array of strings", &other)),
     }
 }
@@ -35,7 +38,11 @@ fn patterns(env: &Env, arg: PatternsArg<'_>) -> napi::Result<Vec<String>> {
 /// Whether `errorType` matches any of `patterns` (exact, or a `prefix.*`
 /// wildcard, or `*`).
 #[napi(ts_args_type = "errorType: string, patterns: string[]")]
-pub fn matches(env: Env, error_type: StringArg<'_>, patterns: PatternsArg<'_>) -> napi::Result<bool> {
+pub fn matches(
+    env: Env,
+    error_type: StringArg<'_>,
+    patterns: PatternsArg<'_>,
+) -> napi::Result<bool> {
     let t = string(&env, "error_type", error_type)?;
     let p = self::patterns(&env, patterns)?;
     Ok(ojs_retry::matches(&t, &p))
@@ -84,7 +91,11 @@ pub fn format_timestamp(env: Env, ms: NumberArg<'_>) -> napi::Result<String> {
 /// The 53-bit sample `k` (`u = k / 2^53`) a jitter source gives for retry
 /// `retryNumber`; OS entropy without one.
 #[napi(ts_args_type = "retryNumber: number, options?: Jitter")]
-pub fn jitter_sample(env: Env, retry_number: NumberArg<'_>, options: Option<Unknown<'_>>) -> napi::Result<f64> {
+pub fn jitter_sample(
+    env: Env,
+    retry_number: NumberArg<'_>,
+    options: Option<Unknown<'_>>,
+) -> napi::Result<f64> {
     let n = uint(&env, "retry_number", retry_number)?;
     let opts = self::options(&env, options)?;
     let sample = opts.jitter_or_entropy().sample(n).or_throw(&env)?;

@@ -21,12 +21,18 @@ pub struct RetryPolicy {
 
 /// One layer of a policy: JSON text, or a document object (read by the
 /// core from napi-rs's serde deserializer, so that a field it cannot read —
-/// nested too deep, a symbol — is a fault of that field), or any other
+/// nested too deep, a function — is a fault of that field), or any other
 /// value (which the core reports as not an object).
 fn layer(env: &Env, v: StringArg<'_>) -> napi::Result<Layer<'static>> {
     Ok(match v {
-        Either::A(text) => Layer::Json(Cow::Owned(json_text(env, ErrorCode::RetryPolicyInvalid, &text)?)),
-        Either::B(v) if v.get_type()? == ValueType::Object => Layer::read(&mut De::new(&v.coerce_to_object()?)),
+        Either::A(text) => Layer::Json(Cow::Owned(json_text(
+            env,
+            ErrorCode::RetryPolicyInvalid,
+            &text,
+        )?)),
+        Either::B(v) if v.get_type()? == ValueType::Object => {
+            Layer::read(&mut De::new(&v.coerce_to_object()?))
+        }
         Either::B(v) => Layer::Value(document(env, v, ErrorCode::RetryPolicyInvalid)?),
     })
 }
@@ -35,7 +41,10 @@ fn layer(env: &Env, v: StringArg<'_>) -> napi::Result<Layer<'static>> {
 impl RetryPolicy {
     /// A policy from a document (an object, or its JSON text) merged over
     /// the defaults; the defaults alone without one.
-    #[napi(constructor, ts_args_type = "policy?: PolicyDocument | PresetDocument | string")]
+    #[napi(
+        constructor,
+        ts_args_type = "policy?: PolicyDocument | PresetDocument | string"
+    )]
     pub fn new(env: Env, policy: StringArg<'_>) -> napi::Result<Self> {
         // Only `undefined` (or no argument) means "no document": `null` is
         // a document the core refuses.
@@ -52,7 +61,9 @@ impl RetryPolicy {
     pub fn from_json(env: Env, text: StringArg<'_>) -> napi::Result<Self> {
         let text = match text {
             Either::A(units) => json_text(&env, ErrorCode::RetryPolicyInvalid, &units)?,
-            Either::B(other) => return Err(wrong_type(&env, "text", "JSON text (a string)", &other)),
+            Either::B(other) => {
+                return Err(wrong_type(&env, "text", "JSON text (a string)", &other));
+            }
         };
         let inner = ojs_retry::RetryPolicy::from_json(&text).or_throw(&env)?;
         Ok(Self { inner })
@@ -60,14 +71,16 @@ impl RetryPolicy {
 
     /// Layers (objects or JSON texts) merged in order over the defaults —
     /// defaults ← first ← … ← last — then validated as one policy.
-    #[napi(factory, ts_args_type = "layers: Array<PolicyDocument | PresetDocument | string>")]
-    pub fn merge(
-        env: Env,
-        layers: Either<Vec<StringArg<'_>>, Unknown<'_>>,
-    ) -> napi::Result<Self> {
+    #[napi(
+        factory,
+        ts_args_type = "layers: Array<PolicyDocument | PresetDocument | string>"
+    )]
+    pub fn merge(env: Env, layers: Either<Vec<StringArg<'_>>, Unknown<'_>>) -> napi::Result<Self> {
         let layers = match layers {
             Either::A(items) => items,
-            Either::B(other) => return Err(wrong_type(&env, "layers", "an array of layers", &other)),
+            Either::B(other) => {
+                return Err(wrong_type(&env, "layers", "an array of layers", &other));
+            }
         };
         let layers = layers
             .into_iter()
@@ -79,8 +92,15 @@ impl RetryPolicy {
 
     /// `system`'s own retry configuration (`options` in that system's own
     /// terms), evaluated exactly as that system does.
-    #[napi(factory, ts_args_type = "system: PresetSystem, options?: Record<string, unknown>")]
-    pub fn preset(env: Env, system: StringArg<'_>, options: Option<Unknown<'_>>) -> napi::Result<Self> {
+    #[napi(
+        factory,
+        ts_args_type = "system: PresetSystem, options?: Record<string, unknown>"
+    )]
+    pub fn preset(
+        env: Env,
+        system: StringArg<'_>,
+        options: Option<Unknown<'_>>,
+    ) -> napi::Result<Self> {
         let system = string(&env, "system", system)?;
         let options = match options {
             Some(o) => document(&env, o, ErrorCode::RetryPolicyInvalid)?,
@@ -140,7 +160,10 @@ impl RetryPolicy {
 
     /// `backoff_strategy`: `"none"`, `"linear"`, `"exponential"` or
     /// `"polynomial"`.
-    #[napi(getter, ts_return_type = "\"none\" | \"linear\" | \"exponential\" | \"polynomial\"")]
+    #[napi(
+        getter,
+        ts_return_type = "\"none\" | \"linear\" | \"exponential\" | \"polynomial\""
+    )]
     pub fn backoff_strategy(&self) -> &'static str {
         self.inner.strategy().as_str()
     }
@@ -153,7 +176,10 @@ impl RetryPolicy {
 
     /// The canonical effective document (snake_case keys, durations as
     /// ISO 8601), or a preset's `{ "preset": { ... } }` document.
-    #[napi(js_name = "toJSON", ts_return_type = "EffectivePolicy | PresetDocument")]
+    #[napi(
+        js_name = "toJSON",
+        ts_return_type = "EffectivePolicy | PresetDocument"
+    )]
     pub fn to_json(&self) -> napi::Result<serde_json::Value> {
         to_js(&self.inner)
     }
@@ -174,14 +200,20 @@ impl RetryPolicy {
     ) -> napi::Result<f64> {
         let n = uint(&env, "retry_number", retry_number)?;
         let opts = self::options(&env, options)?;
-        let d = self.inner.delay(n, opts.jitter_or_entropy()).or_throw(&env)?;
+        let d = self
+            .inner
+            .delay(n, opts.jitter_or_entropy())
+            .or_throw(&env)?;
         Ok(num(d))
     }
 
     /// The delays of many retries in one call: each slot of `retryNumbers`
     /// holds a retry number and receives its delay; the same array is
     /// returned.
-    #[napi(ts_args_type = "retryNumbers: Float64Array, options?: Jitter", ts_return_type = "Float64Array")]
+    #[napi(
+        ts_args_type = "retryNumbers: Float64Array, options?: Jitter",
+        ts_return_type = "Float64Array"
+    )]
     pub fn delays<'a>(
         &self,
         env: Env,
@@ -191,7 +223,12 @@ impl RetryPolicy {
         let mut array = match retry_numbers {
             Either::A(a) => a,
             Either::B(other) => {
-                return Err(wrong_type(&env, "retry_numbers", "a Float64Array of retry numbers", &other));
+                return Err(wrong_type(
+                    &env,
+                    "retry_numbers",
+                    "a Float64Array of retry numbers",
+                    &other,
+                ));
             }
         };
         let opts = self::options(&env, options)?;
@@ -210,7 +247,10 @@ impl RetryPolicy {
 
     /// Retries 1 ..= `count`: raw, capped and jitter bounds per retry, and
     /// the drawn delay when a jitter source is given.
-    #[napi(ts_args_type = "count: number, options?: Jitter", ts_return_type = "ScheduleRow[]")]
+    #[napi(
+        ts_args_type = "count: number, options?: Jitter",
+        ts_return_type = "ScheduleRow[]"
+    )]
     pub fn schedule(
         &self,
         env: Env,
@@ -226,7 +266,10 @@ impl RetryPolicy {
     }
 
     /// Retry, discard or dead-letter after `failure`, and when.
-    #[napi(ts_args_type = "failure: Failure, options?: DecideOptions", ts_return_type = "Decision")]
+    #[napi(
+        ts_args_type = "failure: Failure, options?: DecideOptions",
+        ts_return_type = "Decision"
+    )]
     pub fn decide(
         &self,
         env: Env,

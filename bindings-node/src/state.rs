@@ -42,7 +42,11 @@ impl RetryState {
         js_name = "fromJSON",
         ts_args_type = "state: RetryStateDocument | string, options?: { historyLimit?: number }"
     )]
-    pub fn from_json(env: Env, state: StringArg<'_>, options: Option<Unknown<'_>>) -> napi::Result<Self> {
+    pub fn from_json(
+        env: Env,
+        state: StringArg<'_>,
+        options: Option<Unknown<'_>>,
+    ) -> napi::Result<Self> {
         let limit = history_limit(&env, options)?
             .unwrap_or_else(|| ojs_retry::RetryState::new().history_limit());
         let inner = match state {
@@ -50,7 +54,10 @@ impl RetryState {
                 let text = json_text(&env, ErrorCode::StateInvalid, &units)?;
                 ojs_retry::RetryState::from_json(&text, limit)
             }
-            Either::B(v) => ojs_retry::RetryState::from_value(&document(&env, v, ErrorCode::StateInvalid)?, limit),
+            Either::B(v) => ojs_retry::RetryState::from_value(
+                &document(&env, v, ErrorCode::StateInvalid)?,
+                limit,
+            ),
         }
         .or_throw(&env)?;
         Ok(Self { inner })
@@ -92,7 +99,11 @@ impl RetryState {
     /// epoch ms).
     #[napi(getter, ts_return_type = "ErrorRecord[]")]
     pub fn errors(&self) -> napi::Result<serde_json::Value> {
-        let records: Vec<Value> = self.inner.errors().map(|r| r.to_value(Case::Camel)).collect();
+        let records: Vec<Value> = self
+            .inner
+            .errors()
+            .map(|r| r.to_value(Case::Camel))
+            .collect();
         to_js(&records)
     }
 
@@ -117,8 +128,8 @@ impl RetryState {
             Some(f) => document(&env, f, ErrorCode::InvalidArgument)?,
             None => Value::Object(Map::new()),
         };
-        let failure =
-            Failure::from_value(&failure, Case::Camel, Some(self.inner.next_attempt())).or_throw(&env)?;
+        let failure = Failure::from_value(&failure, Case::Camel, Some(self.inner.next_attempt()))
+            .or_throw(&env)?;
         let opts = self::options(&env, options)?;
         let now = opts.now.unwrap_or_else(clock_ms);
         let d = self
@@ -152,7 +163,10 @@ pub struct Reservation {
 impl Reservation {
     /// Reserves `attempt` for `visibilityTimeoutMs` from `now` (the system
     /// clock when omitted).
-    #[napi(constructor, ts_args_type = "attempt: number, visibilityTimeoutMs: number, now?: number")]
+    #[napi(
+        constructor,
+        ts_args_type = "attempt: number, visibilityTimeoutMs: number, now?: number"
+    )]
     pub fn new(
         env: Env,
         attempt: NumberArg<'_>,
@@ -190,11 +204,17 @@ impl Reservation {
         ts_args_type = "now?: number",
         ts_return_type = "{ extended: boolean; deadline: number | null }"
     )]
-    pub fn heartbeat(&mut self, env: Env, now: Option<NumberArg<'_>>) -> napi::Result<serde_json::Value> {
+    pub fn heartbeat(
+        &mut self,
+        env: Env,
+        now: Option<NumberArg<'_>>,
+    ) -> napi::Result<serde_json::Value> {
         let now = now_or_clock(&env, now)?;
         let h = self.inner.heartbeat(now).or_throw(&env)?;
         Ok(match h {
-            Heartbeat::Extended { deadline } => serde_json::json!({ "extended": true, "deadline": deadline }),
+            Heartbeat::Extended { deadline } => {
+                serde_json::json!({ "extended": true, "deadline": deadline })
+            }
             Heartbeat::Expired => serde_json::json!({ "extended": false, "deadline": null }),
         })
     }

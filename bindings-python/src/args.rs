@@ -42,7 +42,11 @@ pub(crate) fn uint(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
             return ojs_retry::uint_from_f64(field, f.value()).py(py);
         }
     }
-    Err(bad_argument(field, format!("expected an integer, found {}", describe(obj)))).py(py)
+    Err(bad_argument(
+        field,
+        format!("expected an integer, found {}", describe(obj)),
+    ))
+    .py(py)
 }
 
 /// An `int` as the nearest double: exact up to 2^53, so every integer the
@@ -65,7 +69,11 @@ fn int_as_f64(i: &Bound<'_, PyInt>) -> f64 {
 pub(crate) fn text(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<String> {
     let py = obj.py();
     let Ok(s) = obj.cast::<PyString>() else {
-        return Err(bad_argument(field, format!("expected a string, found {}", describe(obj)))).py(py);
+        return Err(bad_argument(
+            field,
+            format!("expected a string, found {}", describe(obj)),
+        ))
+        .py(py);
     };
     match s.to_str() {
         Ok(t) => Ok(t.to_owned()),
@@ -123,7 +131,11 @@ fn unit(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
             return Ok(int_as_f64(i));
         }
     }
-    Err(bad_argument("u", format!("expected a float in [0, 1), found {}", describe(obj)))).py(obj.py())
+    Err(bad_argument(
+        "u",
+        format!("expected a float in [0, 1), found {}", describe(obj)),
+    ))
+    .py(obj.py())
 }
 
 /// `seed`: an `int` in `[0, 2**64)`.
@@ -134,7 +146,11 @@ fn seed_of(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
     {
         return Ok(s);
     }
-    Err(bad_argument("seed", format!("expected an integer in [0, 2**64), found {}", describe(obj)))).py(obj.py())
+    Err(bad_argument(
+        "seed",
+        format!("expected an integer in [0, 2**64), found {}", describe(obj)),
+    ))
+    .py(obj.py())
 }
 
 /// `now`: epoch milliseconds; `None` (or absent) reads the system clock.
@@ -148,7 +164,11 @@ pub(crate) fn now(py: Python<'_>, obj: Option<&Bound<'_, PyAny>>) -> PyResult<u6
         .and_then(|d| u64::try_from(d.as_millis()).ok());
     match clock {
         Some(ms) => Ok(ms),
-        None => Err(bad_argument("now", "the system clock is outside 1970 ..= 2^64 ms".to_owned())).py(py),
+        None => Err(bad_argument(
+            "now",
+            "the system clock is outside 1970 ..= 2^64 ms".to_owned(),
+        ))
+        .py(py),
     }
 }
 
@@ -238,7 +258,8 @@ pub(crate) fn keyword_layer(fields: &Bound<'_, PyDict>) -> PyResult<ojs_retry::L
         .iter()
         .map(|(k, v)| Ok((k.extract::<String>()?, v)))
         .collect::<PyResult<_>>()?;
-    let pairs: Vec<(&str, &Bound<'_, PyAny>)> = items.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let pairs: Vec<(&str, &Bound<'_, PyAny>)> =
+        items.iter().map(|(k, v)| (k.as_str(), v)).collect();
     Ok(match keywords(fields.py(), &pairs)? {
         Ok(v) => ojs_retry::Layer::Value(v),
         Err(fault) => ojs_retry::Layer::Unreadable(fault),

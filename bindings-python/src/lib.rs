@@ -24,9 +24,17 @@ fn patterns(obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
         t.iter().collect()
     } else {
         let found = args::describe(obj);
-        return Err(errors::bad_argument("patterns", format!("expected a list of strings, found {found}"))).py(obj.py());
+        return Err(errors::bad_argument(
+            "patterns",
+            format!("expected a list of strings, found {found}"),
+        ))
+        .py(obj.py());
     };
-    items.iter().enumerate().map(|(i, p)| args::text(p, &format!("patterns[{i}]"))).collect()
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, p)| args::text(p, &format!("patterns[{i}]")))
+        .collect()
 }
 
 /// Whether ``error_type`` matches any pattern (§6.2: exact, or ``prefix.*``).
@@ -38,7 +46,10 @@ fn matches(error_type: &Bound<'_, PyAny>, patterns: &Bound<'_, PyAny>) -> PyResu
 
 /// The first pattern ``error_type`` matches, or ``None``.
 #[pyfunction]
-fn first_match(error_type: &Bound<'_, PyAny>, patterns: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+fn first_match(
+    error_type: &Bound<'_, PyAny>,
+    patterns: &Bound<'_, PyAny>,
+) -> PyResult<Option<String>> {
     let t = args::text(error_type, "error_type")?;
     Ok(ojs_retry::first_match(&t, &self::patterns(patterns)?).map(str::to_owned))
 }
@@ -83,7 +94,10 @@ fn jitter_sample(
 ) -> PyResult<u64> {
     let n = args::uint(retry_number, "retry_number")?;
     let j = args::jitter_or_entropy(u, seed, key)?;
-    j.source().sample(n).map(ojs_retry::Sample::bits).py(retry_number.py())
+    j.source()
+        .sample(n)
+        .map(ojs_retry::Sample::bits)
+        .py(retry_number.py())
 }
 
 /// Reseeds this process's entropy generator: `os.register_at_fork` calls
@@ -119,7 +133,10 @@ fn _ojs_retry(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let codes: Vec<&str> = errors::ERROR_CODES.iter().map(|c| c.as_str()).collect();
     m.add("ERROR_CODES", PyTuple::new(py, codes)?)?;
     m.add("MAX_MS", ojs_retry::MAX_MS)?;
-    m.add("PRESET_SYSTEMS", PyTuple::new(py, ojs_retry::PRESET_SYSTEMS)?)?;
+    m.add(
+        "PRESET_SYSTEMS",
+        PyTuple::new(py, ojs_retry::PRESET_SYSTEMS)?,
+    )?;
     m.add("MAX_INSTANT_MS", ojs_retry::MAX_INSTANT_MS)?;
     m.add("MAX_SCHEDULE_ROWS", ojs_retry::MAX_SCHEDULE_ROWS)?;
     m.add_function(wrap_pyfunction!(matches, m)?)?;

@@ -40,7 +40,10 @@ pub(crate) struct PyRetryPolicy {
 
 impl PyRetryPolicy {
     fn wrap(inner: ojs_retry::RetryPolicy) -> Self {
-        Self { inner, json: OnceLock::new() }
+        Self {
+            inner,
+            json: OnceLock::new(),
+        }
     }
 
     fn json(&self) -> &str {
@@ -48,7 +51,9 @@ impl PyRetryPolicy {
     }
 
     fn build(py: Python<'_>, layers: Vec<Layer<'_>>) -> PyResult<Self> {
-        ojs_retry::RetryPolicy::from_layers(layers).py(py).map(Self::wrap)
+        ojs_retry::RetryPolicy::from_layers(layers)
+            .py(py)
+            .map(Self::wrap)
     }
 }
 
@@ -76,7 +81,10 @@ impl PyRetryPolicy {
     #[staticmethod]
     #[pyo3(signature = (*layers))]
     fn merge(py: Python<'_>, layers: &Bound<'_, PyTuple>) -> PyResult<Self> {
-        let layers = layers.iter().map(|l| args::layer(&l)).collect::<PyResult<Vec<_>>>()?;
+        let layers = layers
+            .iter()
+            .map(|l| args::layer(&l))
+            .collect::<PyResult<Vec<_>>>()?;
         Self::build(py, layers)
     }
 
@@ -124,7 +132,11 @@ impl PyRetryPolicy {
         args::read(
             &opts,
             |v| ojs_retry::RetryPolicy::preset(&name, v),
-            |_| ojs_retry::RetryPolicy::from_deserializer(&mut Depythonizer::from_object(doc.as_any())),
+            |_| {
+                ojs_retry::RetryPolicy::from_deserializer(&mut Depythonizer::from_object(
+                    doc.as_any(),
+                ))
+            },
         )
         .map(Self::wrap)
     }
@@ -218,8 +230,14 @@ impl PyRetryPolicy {
     ) -> PyResult<Vec<PyScheduleRow>> {
         let n = args::uint(count, "count")?;
         let j = args::jitter(u, seed, key)?;
-        let rows = self.inner.schedule(n, j.as_ref().map(ojs_retry::Jitter::source)).py(count.py())?;
-        Ok(rows.into_iter().map(|inner| PyScheduleRow { inner }).collect())
+        let rows = self
+            .inner
+            .schedule(n, j.as_ref().map(ojs_retry::Jitter::source))
+            .py(count.py())?;
+        Ok(rows
+            .into_iter()
+            .map(|inner| PyScheduleRow { inner })
+            .collect())
     }
 
     /// Retry, discard or dead-letter after attempt ``attempt`` (1-based)
@@ -242,7 +260,13 @@ impl PyRetryPolicy {
     ) -> PyResult<PyDecision> {
         let py = attempt.py();
         let attempt = args::uint(attempt, "attempt")?;
-        let fields = FailureArgs { r#type, code, timed_out, message, details };
+        let fields = FailureArgs {
+            r#type,
+            code,
+            timed_out,
+            message,
+            details,
+        };
         let failure = failure(&fields.read(py)?, Some(attempt)).py(py)?;
         let now = args::now(py, now)?;
         let j = args::jitter_or_entropy(u, seed, key)?;
@@ -251,7 +275,9 @@ impl PyRetryPolicy {
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<Self>().is_ok_and(|o| o.get().json() == self.json())
+        other
+            .cast::<Self>()
+            .is_ok_and(|o| o.get().json() == self.json())
     }
 
     fn __hash__(&self) -> u64 {
@@ -297,15 +323,20 @@ impl FailureArgs<'_, '_> {
             ("message", self.message),
             ("details", self.details),
         ];
-        let given: Vec<(&str, &Bound<'_, PyAny>)> =
-            fields.iter().filter_map(|&(name, v)| given(v).map(|v| (name, v))).collect();
+        let given: Vec<(&str, &Bound<'_, PyAny>)> = fields
+            .iter()
+            .filter_map(|&(name, v)| given(v).map(|v| (name, v)))
+            .collect();
         Ok(args::keywords(py, &given)?
             .map_err(|fault| ojs_retry::Error::from_fault(ErrorCode::InvalidArgument, fault)))
     }
 }
 
 /// The failure of `doc`, its attempt `default_attempt` when not given.
-pub(crate) fn failure(doc: &FailureDoc, default_attempt: Option<u64>) -> Result<Failure, ojs_retry::Error> {
+pub(crate) fn failure(
+    doc: &FailureDoc,
+    default_attempt: Option<u64>,
+) -> Result<Failure, ojs_retry::Error> {
     match doc {
         Ok(v) => Failure::from_value(v, Case::Snake, default_attempt),
         Err(e) => Err(e.clone()),
@@ -378,7 +409,9 @@ impl PyDecision {
         Ok(pythonize::pythonize(py, &self.inner)?)
     }
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<Self>().is_ok_and(|o| o.get().inner == self.inner)
+        other
+            .cast::<Self>()
+            .is_ok_and(|o| o.get().inner == self.inner)
     }
     fn __hash__(&self) -> u64 {
         hash_of(&format!("{:?}", self.inner))
@@ -447,7 +480,9 @@ impl PyScheduleRow {
         Ok(pythonize::pythonize(py, &self.inner)?)
     }
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<Self>().is_ok_and(|o| o.get().inner == self.inner)
+        other
+            .cast::<Self>()
+            .is_ok_and(|o| o.get().inner == self.inner)
     }
     fn __hash__(&self) -> u64 {
         hash_of(&format!("{:?}", self.inner))

@@ -20,7 +20,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The history limit argument (`None`: the default, 10).
 fn history_limit(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
-    let Some(obj) = given(obj) else { return Ok(None) };
+    let Some(obj) = given(obj) else {
+        return Ok(None);
+    };
     let n = args::uint(obj, "history_limit")?;
     // Within 2^53 − 1: fits a 64-bit usize; a 32-bit one saturates, and
     // the core caps the history by what it keeps anyway.
@@ -36,7 +38,9 @@ pub(crate) struct PyRetryState {
 
 impl PyRetryState {
     fn wrap(inner: ojs_retry::RetryState) -> Self {
-        Self { inner: Mutex::new(inner) }
+        Self {
+            inner: Mutex::new(inner),
+        }
     }
 }
 
@@ -56,9 +60,13 @@ impl PyRetryState {
     /// A state from its §10 JSON text or dict.
     #[staticmethod]
     #[pyo3(signature = (state, history_limit=None), text_signature = "(state, history_limit=10)")]
-    fn from_json(state: &Bound<'_, PyAny>, history_limit: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+    fn from_json(
+        state: &Bound<'_, PyAny>,
+        history_limit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         let py = state.py();
-        let limit = self::history_limit(history_limit)?.unwrap_or(ojs_retry::RetryState::new().history_limit());
+        let limit = self::history_limit(history_limit)?
+            .unwrap_or(ojs_retry::RetryState::new().history_limit());
         let inner = if state.is_instance_of::<PyString>() {
             let text = args::text(state, "state")?;
             ojs_retry::RetryState::from_json(&text, limit).py(py)?
@@ -101,8 +109,10 @@ impl PyRetryState {
     /// The error history, oldest first: dicts with ``timestamp_ms`` (epoch ms).
     #[getter]
     fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let records: Vec<ojs_retry::Value> =
-            lock(&self.inner).errors().map(|r| r.to_value(Case::Snake)).collect();
+        let records: Vec<ojs_retry::Value> = lock(&self.inner)
+            .errors()
+            .map(|r| r.to_value(Case::Snake))
+            .collect();
         Ok(pythonize::pythonize(py, &records)?.cast_into::<PyList>()?)
     }
 
@@ -127,8 +137,17 @@ impl PyRetryState {
     ) -> PyResult<PyDecision> {
         let py = policy.py();
         // Every Python value is read before the lock is taken.
-        let attempt = given(attempt).map(|a| args::uint(a, "attempt")).transpose()?;
-        let doc = FailureArgs { r#type, code, timed_out, message, details }.read(py)?;
+        let attempt = given(attempt)
+            .map(|a| args::uint(a, "attempt"))
+            .transpose()?;
+        let doc = FailureArgs {
+            r#type,
+            code,
+            timed_out,
+            message,
+            details,
+        }
+        .read(py)?;
         let now = args::now(py, now)?;
         let j = args::jitter_or_entropy(u, seed, key)?;
         let result = {
@@ -136,9 +155,12 @@ impl PyRetryState {
             // The next attempt read under the lock: concurrent callers each
             // record their own.
             let next = state.next_attempt();
-            failure(&doc, Some(attempt.unwrap_or(next))).and_then(|f| state.record_failure(&policy.inner, &f, now, j.source()))
+            failure(&doc, Some(attempt.unwrap_or(next)))
+                .and_then(|f| state.record_failure(&policy.inner, &f, now, j.source()))
         };
-        Ok(PyDecision { inner: result.py(py)? })
+        Ok(PyDecision {
+            inner: result.py(py)?,
+        })
     }
 
     /// The §10 state document as compact JSON (RFC 3339 timestamps).
@@ -151,7 +173,10 @@ impl PyRetryState {
         Ok(pythonize::pythonize(py, &state)?)
     }
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!("RetryState.from_json({})", py_repr(py, &self.to_json())?))
+        Ok(format!(
+            "RetryState.from_json({})",
+            py_repr(py, &self.to_json())?
+        ))
     }
     /// Pickles as the §10 JSON and the history limit.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
@@ -186,7 +211,9 @@ impl PyReservation {
         let timeout = args::uint(visibility_timeout_ms, "visibility_timeout_ms")?;
         let now = args::now(py, now)?;
         let inner = ojs_retry::Reservation::new(attempt, now, timeout).py(py)?;
-        Ok(Self { inner: Mutex::new(inner) })
+        Ok(Self {
+            inner: Mutex::new(inner),
+        })
     }
     /// The attempt this reservation runs.
     #[getter]
@@ -206,7 +233,11 @@ impl PyReservation {
     /// Extends the deadline: ``("extended", deadline)``, or
     /// ``("expired", None)`` once ``now`` reached the deadline.
     #[pyo3(signature = (now=None))]
-    fn heartbeat<'py>(&self, py: Python<'py>, now: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyTuple>> {
+    fn heartbeat<'py>(
+        &self,
+        py: Python<'py>,
+        now: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         let now = args::now(py, now)?;
         let result = lock(&self.inner).heartbeat(now);
         match result.py(py)? {
@@ -224,10 +255,16 @@ impl PyReservation {
     /// ``{"attempt": n, "timed_out": True}`` once expired — the failure's
     /// keywords for ``decide`` / ``record_failure`` — else ``None``.
     #[pyo3(signature = (now=None))]
-    fn expiry<'py>(&self, py: Python<'py>, now: Option<&Bound<'py, PyAny>>) -> PyResult<Option<Bound<'py, PyDict>>> {
+    fn expiry<'py>(
+        &self,
+        py: Python<'py>,
+        now: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
         let now = args::now(py, now)?;
         let result = lock(&self.inner).expiry(now);
-        let Some(failure) = result.py(py)? else { return Ok(None) };
+        let Some(failure) = result.py(py)? else {
+            return Ok(None);
+        };
         let d = PyDict::new(py);
         d.set_item("attempt", failure.attempt)?;
         d.set_item("timed_out", failure.timed_out)?;

@@ -6,8 +6,8 @@
 use js_sys::{JsString, Reflect};
 use ojs_retry::{CallOptions, Case, ErrorCode, Value};
 use serde::Serialize;
-use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
 
 /// What every exported function throws: a core error, turned into a JS
 /// `Error` by the one mapping below. (A newtype: neither the core's
@@ -40,7 +40,11 @@ impl From<Thrown> for JsValue {
         let _ = Reflect::set(&error, &"code".into(), &e.code().as_str().into());
         let _ = Reflect::set(&error, &"field".into(), &text(e.field()));
         let _ = Reflect::set(&error, &"path".into(), &text(e.path()));
-        let _ = Reflect::set(&error, &"faults".into(), &to_js(e.faults()).unwrap_or(JsValue::NULL));
+        let _ = Reflect::set(
+            &error,
+            &"faults".into(),
+            &to_js(e.faults()).unwrap_or(JsValue::NULL),
+        );
         error.into()
     }
 }
@@ -85,8 +89,15 @@ extern "C" {
 /// thousands of levels deep) is a fault of the whole document with `code`.
 pub fn inert(v: &JsValue, code: ErrorCode) -> JsResult<JsValue> {
     structured_clone(v).map_err(|thrown| {
-        let what = describe_thrown(&thrown).ok().and_then(|s| s.as_string()).unwrap_or_default();
-        Thrown(ojs_retry::Error::new(code, "", format!("the value cannot be read as plain data ({what})")))
+        let what = describe_thrown(&thrown)
+            .ok()
+            .and_then(|s| s.as_string())
+            .unwrap_or_default();
+        Thrown(ojs_retry::Error::new(
+            code,
+            "",
+            format!("the value cannot be read as plain data ({what})"),
+        ))
     })
 }
 
@@ -114,7 +125,9 @@ pub fn string(v: &JsValue, code: ErrorCode, path: &str) -> JsResult<String> {
         .ok_or_else(|| fault(&format!("expected a string, found {}", kind(v))))?;
     // `String.prototype.isWellFormed` (ES2024: Node 20, Chromium, workerd).
     if !s.is_well_formed() {
-        return Err(fault("the string holds a lone UTF-16 surrogate (it is not Unicode text)"));
+        return Err(fault(
+            "the string holds a lone UTF-16 surrogate (it is not Unicode text)",
+        ));
     }
     Ok(s.into())
 }
@@ -122,15 +135,22 @@ pub fn string(v: &JsValue, code: ErrorCode, path: &str) -> JsResult<String> {
 /// An unsigned integer argument: a JS number (not a numeric string, not a
 /// BigInt) that is an integer in 0 ..= 2^53 − 1.
 pub fn uint(v: &JsValue, field: &str) -> JsResult<u64> {
-    let x = v
-        .as_f64()
-        .ok_or_else(|| arg_error(field, &format!("expected an integer number, found {}", kind(v))))?;
+    let x = v.as_f64().ok_or_else(|| {
+        arg_error(
+            field,
+            &format!("expected an integer number, found {}", kind(v)),
+        )
+    })?;
     Ok(ojs_retry::uint_from_f64(field, x)?)
 }
 
 /// An optional instant: `undefined` is the system clock.
 pub fn now_or_clock(v: &JsValue) -> JsResult<u64> {
-    if v.is_undefined() { clock() } else { uint(v, "now") }
+    if v.is_undefined() {
+        clock()
+    } else {
+        uint(v, "now")
+    }
 }
 
 /// The system clock (`Date.now()`), epoch milliseconds.
@@ -144,7 +164,10 @@ pub fn options(v: &JsValue) -> JsResult<CallOptions> {
     if v.is_undefined() {
         return Ok(CallOptions::default());
     }
-    Ok(CallOptions::from_deserializer(de(v, ErrorCode::InvalidArgument)?, Case::Camel)?)
+    Ok(CallOptions::from_deserializer(
+        de(v, ErrorCode::InvalidArgument)?,
+        Case::Camel,
+    )?)
 }
 
 /// The `now` of an option bag, else the system clock.
@@ -156,7 +179,11 @@ pub fn now(o: &CallOptions) -> JsResult<u64> {
 /// which runs none of the caller's code (`Array.isArray` throws for a
 /// revoked proxy).
 fn kind(v: &JsValue) -> String {
-    if v.is_null() { "null".into() } else { v.js_typeof().as_string().unwrap_or_default() }
+    if v.is_null() {
+        "null".into()
+    } else {
+        v.js_typeof().as_string().unwrap_or_default()
+    }
 }
 
 /// `Some(x)` as a JS value, `None` as `null` (wasm-bindgen's `Option`

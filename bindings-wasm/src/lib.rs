@@ -62,33 +62,47 @@ pub fn first_match(
     #[wasm_bindgen(unchecked_param_type = "string[]")] patterns: &JsValue,
 ) -> JsResult<JsValue> {
     let (error_type, patterns) = match_args(error_type, patterns)?;
-    Ok(convert::or_null(ojs_retry::first_match(&error_type, &patterns)))
+    Ok(convert::or_null(ojs_retry::first_match(
+        &error_type,
+        &patterns,
+    )))
 }
 
 /// An ISO 8601 duration (`"PT1.5S"`) in milliseconds.
 #[wasm_bindgen(js_name = parseDuration)]
-pub fn parse_duration(#[wasm_bindgen(unchecked_param_type = "string")] text: &JsValue) -> JsResult<f64> {
+pub fn parse_duration(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: &JsValue,
+) -> JsResult<f64> {
     let text = convert::string(text, ErrorCode::InvalidArgument, "duration")?;
     Ok(num(ojs_retry::parse_duration(&text)?))
 }
 
 /// Milliseconds as the shortest ISO 8601 duration.
 #[wasm_bindgen(js_name = formatDuration)]
-pub fn format_duration(#[wasm_bindgen(unchecked_param_type = "number")] ms: &JsValue) -> JsResult<String> {
+pub fn format_duration(
+    #[wasm_bindgen(unchecked_param_type = "number")] ms: &JsValue,
+) -> JsResult<String> {
     Ok(ojs_retry::format_duration(convert::uint(ms, "duration")?)?)
 }
 
 /// An RFC 3339 timestamp as epoch milliseconds.
 #[wasm_bindgen(js_name = parseTimestamp)]
-pub fn parse_timestamp(#[wasm_bindgen(unchecked_param_type = "string")] text: &JsValue) -> JsResult<f64> {
+pub fn parse_timestamp(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: &JsValue,
+) -> JsResult<f64> {
     let text = convert::string(text, ErrorCode::InvalidArgument, "timestamp")?;
     Ok(num(ojs_retry::parse_timestamp(&text)?))
 }
 
 /// Epoch milliseconds as RFC 3339 UTC (`2026-02-12T10:31:05.250Z`).
 #[wasm_bindgen(js_name = formatTimestamp)]
-pub fn format_timestamp(#[wasm_bindgen(unchecked_param_type = "number")] ms: &JsValue) -> JsResult<String> {
-    Ok(ojs_retry::format_timestamp(convert::uint(ms, "timestamp")?)?)
+pub fn format_timestamp(
+    #[wasm_bindgen(unchecked_param_type = "number")] ms: &JsValue,
+) -> JsResult<String> {
+    Ok(ojs_retry::format_timestamp(convert::uint(
+        ms,
+        "timestamp",
+    )?)?)
 }
 
 /// The 53-bit jitter sample `k` (`u = k / 2^53`) a source gives for
@@ -106,7 +120,10 @@ pub fn jitter_sample(
 /// The systems `RetryPolicy.preset` knows.
 #[wasm_bindgen(js_name = presetSystems, unchecked_return_type = "PresetSystem[]")]
 pub fn preset_systems() -> Vec<String> {
-    ojs_retry::PRESET_SYSTEMS.iter().map(|s| (*s).into()).collect()
+    ojs_retry::PRESET_SYSTEMS
+        .iter()
+        .map(|s| (*s).into())
+        .collect()
 }
 
 // The shapes of the documents and results that cross as plain objects

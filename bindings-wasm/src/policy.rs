@@ -4,8 +4,8 @@ use std::borrow::Cow;
 
 use js_sys::{Array, Float64Array};
 use ojs_retry::{Case, ErrorCode, Failure, Layer};
-use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
 
 use crate::convert::{self, JsResult, num};
 
@@ -41,7 +41,8 @@ impl RetryPolicy {
     /// defaults and validated; no argument: the defaults.
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_optional_param_type = "PolicyDocument | PresetDocument | string")] policy: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "PolicyDocument | PresetDocument | string")]
+        policy: JsValue,
     ) -> JsResult<RetryPolicy> {
         if policy.is_undefined() {
             return Ok(Self(ojs_retry::RetryPolicy::default()));
@@ -50,12 +51,16 @@ impl RetryPolicy {
             let text = convert::string(&policy, ErrorCode::RetryPolicyInvalid, "")?;
             return Ok(Self(ojs_retry::RetryPolicy::from_json(&text)?));
         }
-        Ok(Self(ojs_retry::RetryPolicy::from_deserializer(convert::de(&policy, ErrorCode::RetryPolicyInvalid)?)?))
+        Ok(Self(ojs_retry::RetryPolicy::from_deserializer(
+            convert::de(&policy, ErrorCode::RetryPolicyInvalid)?,
+        )?))
     }
 
     /// A policy from JSON text.
     #[wasm_bindgen(js_name = fromJSON)]
-    pub fn from_json(#[wasm_bindgen(unchecked_param_type = "string")] text: &JsValue) -> JsResult<RetryPolicy> {
+    pub fn from_json(
+        #[wasm_bindgen(unchecked_param_type = "string")] text: &JsValue,
+    ) -> JsResult<RetryPolicy> {
         let text = convert::string(text, ErrorCode::RetryPolicyInvalid, "")?;
         Ok(Self(ojs_retry::RetryPolicy::from_json(&text)?))
     }
@@ -63,11 +68,17 @@ impl RetryPolicy {
     /// Layers (document objects or JSON text) merged in order over the
     /// defaults, then validated.
     pub fn merge(
-        #[wasm_bindgen(unchecked_param_type = "Array<PolicyDocument | PresetDocument | string>")] layers: &JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Array<PolicyDocument | PresetDocument | string>")]
+        layers: &JsValue,
     ) -> JsResult<RetryPolicy> {
         let layers: Array = convert::inert(layers, ErrorCode::RetryPolicyInvalid)?
             .dyn_into()
-            .map_err(|_| convert::arg_error("layers", "expected an array of policy documents or JSON texts"))?;
+            .map_err(|_| {
+                convert::arg_error(
+                    "layers",
+                    "expected an array of policy documents or JSON texts",
+                )
+            })?;
         let layers = layers.iter().map(layer).collect::<JsResult<Vec<_>>>()?;
         Ok(Self(ojs_retry::RetryPolicy::from_layers(layers)?))
     }
@@ -75,7 +86,8 @@ impl RetryPolicy {
     /// The policy a preset system's own options describe.
     pub fn preset(
         #[wasm_bindgen(unchecked_param_type = "PresetSystem")] system: &JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "Record<string, unknown>")] options: &JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Record<string, unknown>")]
+        options: &JsValue,
     ) -> JsResult<RetryPolicy> {
         let system = convert::string(system, ErrorCode::RetryPolicyInvalid, "preset.system")?;
         let options = if options.is_undefined() {
@@ -166,7 +178,8 @@ impl RetryPolicy {
     /// The delay before retry `retryNumber` (1-based), in milliseconds.
     pub fn delay(
         &self,
-        #[wasm_bindgen(js_name = retryNumber, unchecked_param_type = "number")] retry_number: &JsValue,
+        #[wasm_bindgen(js_name = retryNumber, unchecked_param_type = "number")]
+        retry_number: &JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "Jitter")] options: &JsValue,
     ) -> JsResult<f64> {
         let n = convert::uint(retry_number, "retry_number")?;
@@ -179,7 +192,8 @@ impl RetryPolicy {
     #[wasm_bindgen(unchecked_return_type = "Float64Array")]
     pub fn delays(
         &self,
-        #[wasm_bindgen(js_name = retryNumbers, unchecked_param_type = "Float64Array")] retry_numbers: &JsValue,
+        #[wasm_bindgen(js_name = retryNumbers, unchecked_param_type = "Float64Array")]
+        retry_numbers: &JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "Jitter")] options: &JsValue,
     ) -> JsResult<JsValue> {
         // Read from an inert copy (a Float64Array's clone is a Float64Array,
@@ -194,7 +208,12 @@ impl RetryPolicy {
         retry_numbers
             .unchecked_ref::<Slots>()
             .set(&slots)
-            .map_err(|_| convert::arg_error("retry_numbers", "the array refused the delays (its `set` threw)"))?;
+            .map_err(|_| {
+                convert::arg_error(
+                    "retry_numbers",
+                    "the array refused the delays (its `set` threw)",
+                )
+            })?;
         Ok(retry_numbers.clone())
     }
 
@@ -208,7 +227,9 @@ impl RetryPolicy {
     ) -> JsResult<JsValue> {
         let count = convert::uint(count, "count")?;
         let o = convert::options(options)?;
-        let rows = self.0.schedule(count, o.jitter.as_ref().map(|j| j.source()))?;
+        let rows = self
+            .0
+            .schedule(count, o.jitter.as_ref().map(|j| j.source()))?;
         let rows: Vec<_> = rows.iter().map(|r| r.to_value(Case::Camel)).collect();
         convert::out(&rows, "count")
     }
@@ -222,7 +243,9 @@ impl RetryPolicy {
     ) -> JsResult<JsValue> {
         let failure = failure_arg(failure, None)?;
         let o = convert::options(options)?;
-        let d = self.0.decide(&failure, convert::now(&o)?, o.jitter_or_entropy())?;
+        let d = self
+            .0
+            .decide(&failure, convert::now(&o)?, o.jitter_or_entropy())?;
         convert::out(&d.to_value(Case::Camel), "decision")
     }
 }
@@ -230,5 +253,9 @@ impl RetryPolicy {
 /// A failure object `{ attempt?, type?, code?, timedOut?, message?, details? }`,
 /// read by the core; `attempt` may be left out where `default_attempt` is given.
 pub(crate) fn failure_arg(v: &JsValue, default_attempt: Option<u64>) -> JsResult<Failure> {
-    Ok(Failure::from_deserializer(convert::de(v, ErrorCode::InvalidArgument)?, Case::Camel, default_attempt)?)
+    Ok(Failure::from_deserializer(
+        convert::de(v, ErrorCode::InvalidArgument)?,
+        Case::Camel,
+        default_attempt,
+    )?)
 }

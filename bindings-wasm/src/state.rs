@@ -32,7 +32,8 @@ impl RetryState {
     /// history (at least 10, spec §10.1).
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_optional_param_type = "{ historyLimit?: number }")] options: &JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "{ historyLimit?: number }")]
+        options: &JsValue,
     ) -> JsResult<RetryState> {
         Ok(Self(RefCell::new(match history_limit(options)? {
             Some(n) => ojs_retry::RetryState::new().with_history_limit(n)?,
@@ -44,14 +45,22 @@ impl RetryState {
     #[wasm_bindgen(js_name = fromJSON)]
     pub fn from_json(
         #[wasm_bindgen(unchecked_param_type = "RetryStateDocument | string")] state: &JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "{ historyLimit?: number }")] options: &JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "{ historyLimit?: number }")]
+        options: &JsValue,
     ) -> JsResult<RetryState> {
         let limit = history_limit(options)?.unwrap_or(ojs_retry::state::MIN_HISTORY);
         if state.is_string() {
             let text = convert::string(state, ErrorCode::StateInvalid, "")?;
-            return Ok(Self(RefCell::new(ojs_retry::RetryState::from_json(&text, limit)?)));
+            return Ok(Self(RefCell::new(ojs_retry::RetryState::from_json(
+                &text, limit,
+            )?)));
         }
-        Ok(Self(RefCell::new(ojs_retry::RetryState::from_deserializer(convert::de(state, ErrorCode::StateInvalid)?, limit)?)))
+        Ok(Self(RefCell::new(
+            ojs_retry::RetryState::from_deserializer(
+                convert::de(state, ErrorCode::StateInvalid)?,
+                limit,
+            )?,
+        )))
     }
 
     /// The attempt that last ran (0 before any).
@@ -88,7 +97,12 @@ impl RetryState {
     /// The error history, oldest first (camelCase, `timestampMs` epoch ms).
     #[wasm_bindgen(getter, unchecked_return_type = "ErrorRecord[]")]
     pub fn errors(&self) -> JsResult<JsValue> {
-        let records: Vec<_> = self.0.borrow().errors().map(|r| r.to_value(Case::Camel)).collect();
+        let records: Vec<_> = self
+            .0
+            .borrow()
+            .errors()
+            .map(|r| r.to_value(Case::Camel))
+            .collect();
         convert::out(&records, "errors")
     }
 
@@ -109,7 +123,10 @@ impl RetryState {
         };
         let o = convert::options(options)?;
         let now = convert::now(&o)?;
-        let d = self.0.borrow_mut().record_failure(&policy.0, &failure, now, o.jitter_or_entropy())?;
+        let d =
+            self.0
+                .borrow_mut()
+                .record_failure(&policy.0, &failure, now, o.jitter_or_entropy())?;
         convert::out(&d.to_value(Case::Camel), "decision")
     }
 
@@ -155,7 +172,8 @@ impl Reservation {
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "number")] attempt: &JsValue,
-        #[wasm_bindgen(js_name = visibilityTimeoutMs, unchecked_param_type = "number")] visibility_timeout_ms: &JsValue,
+        #[wasm_bindgen(js_name = visibilityTimeoutMs, unchecked_param_type = "number")]
+        visibility_timeout_ms: &JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "number")] now: &JsValue,
     ) -> JsResult<Reservation> {
         let attempt = convert::uint(attempt, "attempt")?;
@@ -191,8 +209,14 @@ impl Reservation {
     ) -> JsResult<JsValue> {
         let now = convert::now_or_clock(now)?;
         let h = match self.0.heartbeat(now)? {
-            ojs_retry::Heartbeat::Extended { deadline } => Heartbeat { extended: true, deadline: Some(deadline) },
-            ojs_retry::Heartbeat::Expired => Heartbeat { extended: false, deadline: None },
+            ojs_retry::Heartbeat::Extended { deadline } => Heartbeat {
+                extended: true,
+                deadline: Some(deadline),
+            },
+            ojs_retry::Heartbeat::Expired => Heartbeat {
+                extended: false,
+                deadline: None,
+            },
         };
         convert::out(&h, "heartbeat")
     }
@@ -213,7 +237,13 @@ impl Reservation {
         #[wasm_bindgen(unchecked_optional_param_type = "number")] now: &JsValue,
     ) -> JsResult<JsValue> {
         match self.0.expiry(convert::now_or_clock(now)?)? {
-            Some(f) => convert::out(&Expiry { attempt: f.attempt, timed_out: f.timed_out }, "expiry"),
+            Some(f) => convert::out(
+                &Expiry {
+                    attempt: f.attempt,
+                    timed_out: f.timed_out,
+                },
+                "expiry",
+            ),
             None => Ok(JsValue::NULL),
         }
     }

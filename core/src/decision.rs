@@ -39,6 +39,14 @@ use crate::value::Value;
 use alloc::format;
 
 /// What the queue should do with the job.
+///
+/// ```
+/// use ojs_retry::{Action, Failure, JitterSource, RetryPolicy};
+/// // The default policy allows 3 attempts, then discards.
+/// let d = RetryPolicy::default().decide(&Failure::new(3), 0, JitterSource::Uniform(0.5))?;
+/// assert_eq!((d.action, d.delay_ms), (Action::Discard, None));
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
     /// Schedule the next attempt after `delay_ms`.
@@ -66,6 +74,14 @@ impl Action {
 }
 
 /// Why the decision was taken, for logs and metrics.
+///
+/// ```
+/// use ojs_retry::{Failure, HandlerCode, JitterSource, Reason, RetryPolicy};
+/// let f = Failure::new(1).with_code(HandlerCode::Fail);
+/// let d = RetryPolicy::default().decide(&f, 0, JitterSource::Uniform(0.5))?;
+/// assert_eq!(d.reason, Reason::HandlerCode(HandlerCode::Fail));
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Reason {
     /// The handler's `DISCARD`, `DEAD_LETTER` or `FAIL` code decided.
@@ -103,6 +119,15 @@ impl Reason {
 /// Serialises (and crosses every binding) as an object with all keys
 /// present, absent values as `null`:
 /// `{"action","reason","handler_code","matched_pattern","attempt","timed_out","retry_number","delay_ms","next_retry_at"}`.
+///
+/// ```
+/// use ojs_retry::{Failure, JitterSource, RetryPolicy};
+/// let d = RetryPolicy::default().decide(&Failure::new(2), 10_000, JitterSource::Uniform(0.5))?;
+/// assert_eq!((d.retry_number, d.delay_ms, d.next_retry_at), (Some(2), Some(2_000), Some(12_000)));
+/// let json = serde_json::to_string(&d).unwrap();
+/// assert!(json.starts_with(r#"{"action":"retry","reason":"retryable","handler_code":null"#));
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
     /// What to do.

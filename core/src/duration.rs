@@ -45,6 +45,13 @@ use alloc::format;
 /// The largest duration, delay or instant the engine accepts, in
 /// milliseconds: 2^53 − 1, the largest integer that JavaScript and JSON
 /// parsers everywhere represent exactly.
+///
+/// ```
+/// use ojs_retry::{MAX_MS, format_duration};
+/// assert_eq!(MAX_MS, 9_007_199_254_740_991);
+/// assert!(format_duration(MAX_MS).is_ok());
+/// assert!(format_duration(MAX_MS + 1).is_err());
+/// ```
 pub const MAX_MS: u64 = (1 << 53) - 1;
 
 const SECOND: u128 = 1_000;

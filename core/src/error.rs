@@ -53,6 +53,13 @@ impl fmt::Display for ErrorCode {
 }
 
 /// One fault found in the input: where, and what is wrong.
+///
+/// ```
+/// let err = ojs_retry::RetryPolicy::from_json(r#"{"non_retryable_errors": ["net.*", 7]}"#).unwrap_err();
+/// let f = &err.faults()[0];
+/// assert_eq!(f.field.as_deref(), Some("non_retryable_errors"));
+/// assert_eq!(f.path.as_deref(), Some("non_retryable_errors[1]"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Fault {
     /// The policy (or argument) field the fault concerns, such as
@@ -120,6 +127,13 @@ impl Error {
     }
 
     /// An argument error (`validation.invalid_argument`) at `path`.
+    ///
+    /// ```
+    /// use ojs_retry::{Error, ErrorCode};
+    /// let e = Error::invalid_argument("now", "expected an integer, found a string");
+    /// assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    /// assert_eq!(e.to_string(), "validation.invalid_argument: now: expected an integer, found a string");
+    /// ```
     #[must_use]
     pub fn invalid_argument(path: &str, message: impl Into<String>) -> Self {
         Self::new(ErrorCode::InvalidArgument, path, message)
@@ -131,6 +145,13 @@ impl Error {
 
     /// An error of one fault (what [`Value::read`](crate::Value::read)
     /// reports) with `code`.
+    ///
+    /// ```
+    /// use ojs_retry::{Error, ErrorCode, Fault};
+    /// let fault = Fault { field: Some("attempt".into()), path: Some("attempt".into()), message: "expected an integer".into() };
+    /// let e = Error::from_fault(ErrorCode::StateInvalid, fault.clone());
+    /// assert_eq!((e.code(), e.faults()), (ErrorCode::StateInvalid, &[fault][..]));
+    /// ```
     #[must_use]
     pub fn from_fault(code: ErrorCode, fault: Fault) -> Self {
         Self {
@@ -145,6 +166,12 @@ impl Error {
     }
 
     /// The stable error code.
+    ///
+    /// ```
+    /// use ojs_retry::{ErrorCode, RetryPolicy, parse_duration};
+    /// assert_eq!(parse_duration("P").unwrap_err().code(), ErrorCode::DurationInvalid);
+    /// assert_eq!(RetryPolicy::from_json("{").unwrap_err().code(), ErrorCode::RetryPolicyInvalid);
+    /// ```
     #[must_use]
     pub fn code(&self) -> ErrorCode {
         self.code
@@ -152,24 +179,49 @@ impl Error {
 
     /// The field of the first fault; `None` when it concerns the whole
     /// document.
+    ///
+    /// ```
+    /// use ojs_retry::RetryPolicy;
+    /// assert_eq!(RetryPolicy::from_json(r#"{"jitter": 1}"#).unwrap_err().field(), Some("jitter"));
+    /// // Not an object at all: a fault of the whole document.
+    /// assert_eq!(RetryPolicy::from_json("[]").unwrap_err().field(), None);
+    /// ```
     #[must_use]
     pub fn field(&self) -> Option<&str> {
         self.first().and_then(|f| f.field.as_deref())
     }
 
     /// The path of the first fault inside its field.
+    ///
+    /// ```
+    /// let err = ojs_retry::RetryPolicy::from_json(r#"{"non_retryable_errors": ["ok", ""]}"#).unwrap_err();
+    /// assert_eq!(err.field(), Some("non_retryable_errors"));
+    /// assert_eq!(err.path(), Some("non_retryable_errors[1]"));
+    /// ```
     #[must_use]
     pub fn path(&self) -> Option<&str> {
         self.first().and_then(|f| f.path.as_deref())
     }
 
     /// The message of the first fault.
+    ///
+    /// ```
+    /// let err = ojs_retry::format_timestamp(u64::MAX).unwrap_err();
+    /// assert!(err.message().starts_with("expected epoch milliseconds between 0 and"));
+    /// assert!(!err.message().contains("validation.")); // the code is not part of it
+    /// ```
     #[must_use]
     pub fn message(&self) -> &str {
         self.first().map_or("", |f| f.message.as_str())
     }
 
     /// Every fault, first one first.
+    ///
+    /// ```
+    /// let err = ojs_retry::RetryPolicy::from_json(r#"{"jitter": "yes", "max_attempts": -1}"#).unwrap_err();
+    /// let fields: Vec<_> = err.faults().iter().map(|f| f.field.as_deref()).collect();
+    /// assert_eq!(fields, [Some("max_attempts"), Some("jitter")]); // the spec's field order
+    /// ```
     #[must_use]
     pub fn faults(&self) -> &[Fault] {
         &self.faults

@@ -4,6 +4,14 @@
 
 /// What happens to a job whose attempts are exhausted or whose error is
 /// non-retryable (§2.2 `on_exhaustion`, RET-17).
+///
+/// ```
+/// use ojs_retry::{Action, Failure, JitterSource, OnExhaustion, RetryPolicy};
+/// let p = RetryPolicy::from_json(r#"{"max_attempts": 1, "on_exhaustion": "dead_letter"}"#)?;
+/// assert_eq!(p.on_exhaustion(), OnExhaustion::DeadLetter);
+/// assert_eq!(p.decide(&Failure::new(1), 0, JitterSource::Uniform(0.5))?.action, Action::DeadLetter);
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum OnExhaustion {
     /// The job is discarded (the default).

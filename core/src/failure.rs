@@ -13,6 +13,15 @@ use crate::value::Case;
 use crate::value::Value;
 
 /// A handler error response code (§7.1).
+///
+/// ```
+/// use ojs_retry::{Action, Failure, HandlerCode, JitterSource, RetryPolicy};
+/// // The handler's code wins over the policy: attempts remain, yet the job is dead-lettered.
+/// let f = Failure::new(1).with_code(HandlerCode::DeadLetter);
+/// let d = RetryPolicy::default().decide(&f, 0, JitterSource::Uniform(0.5))?;
+/// assert_eq!(d.action, Action::DeadLetter);
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HandlerCode {
     /// Retry with the normal policy (the default).
@@ -98,6 +107,11 @@ pub struct Failure {
 
 impl Failure {
     /// A plain handler failure of `attempt`.
+    ///
+    /// ```
+    /// let f = ojs_retry::Failure::new(1);
+    /// assert_eq!((f.attempt, f.error_type, f.code, f.timed_out), (1, None, None, false));
+    /// ```
     #[must_use]
     pub fn new(attempt: u64) -> Self {
         Self {
@@ -107,6 +121,15 @@ impl Failure {
     }
 
     /// An expired reservation of `attempt` (RET-12).
+    ///
+    /// ```
+    /// use ojs_retry::{Action, Failure, JitterSource, RetryPolicy};
+    /// // A timeout is never matched against non_retryable_errors (§9.2).
+    /// let p = RetryPolicy::from_json(r#"{"non_retryable_errors": ["worker.*"]}"#)?;
+    /// let d = p.decide(&Failure::timeout(1).with_type("worker.stalled"), 0, JitterSource::Uniform(0.5))?;
+    /// assert_eq!((d.action, d.timed_out), (Action::Retry, true));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn timeout(attempt: u64) -> Self {
         Self {
@@ -116,6 +139,14 @@ impl Failure {
     }
 
     /// Sets the error type.
+    ///
+    /// ```
+    /// use ojs_retry::{Action, Failure, JitterSource, RetryPolicy};
+    /// let p = RetryPolicy::from_json(r#"{"non_retryable_errors": ["validation.*"]}"#)?;
+    /// let d = p.decide(&Failure::new(1).with_type("validation.bad_email"), 0, JitterSource::Uniform(0.5))?;
+    /// assert_eq!(d.action, Action::Discard);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn with_type(mut self, error_type: impl Into<String>) -> Self {
         self.error_type = Some(error_type.into());
@@ -123,6 +154,14 @@ impl Failure {
     }
 
     /// Sets the handler code.
+    ///
+    /// ```
+    /// use ojs_retry::{Action, Failure, HandlerCode, JitterSource, RetryPolicy};
+    /// let f = Failure::new(1).with_code(HandlerCode::Discard);
+    /// assert_eq!(f.code, Some(HandlerCode::Discard));
+    /// assert_eq!(RetryPolicy::default().decide(&f, 0, JitterSource::Uniform(0.5))?.action, Action::Discard);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn with_code(mut self, code: HandlerCode) -> Self {
         self.code = Some(code);
@@ -130,6 +169,15 @@ impl Failure {
     }
 
     /// Sets the message.
+    ///
+    /// ```
+    /// use ojs_retry::{Failure, JitterSource, RetryPolicy, RetryState};
+    /// let mut s = RetryState::new();
+    /// let f = Failure::new(1).with_message("SMTP server unreachable");
+    /// s.record_failure(&RetryPolicy::default(), &f, 0, JitterSource::Uniform(0.5))?;
+    /// assert_eq!(s.errors().next().map(|e| e.message.as_str()), Some("SMTP server unreachable"));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn with_message(mut self, message: impl Into<String>) -> Self {
         self.message = Some(message.into());
@@ -137,6 +185,12 @@ impl Failure {
     }
 
     /// Sets the details.
+    ///
+    /// ```
+    /// use ojs_retry::{Failure, Value};
+    /// let f = Failure::new(1).with_details(Value::from_json(r#"{"status": 503}"#).unwrap());
+    /// assert_eq!(f.details.unwrap().get("status").and_then(Value::as_f64), Some(503.0));
+    /// ```
     #[must_use]
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);

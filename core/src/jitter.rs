@@ -54,13 +54,35 @@ const SCALE: u64 = 1 << 53;
 ///
 /// Working on the integer `k` keeps the jitter arithmetic exact and the same
 /// on every platform (see [`crate::backoff`]).
+///
+/// ```
+/// use ojs_retry::Sample;
+/// let s = Sample::from_unit(0.75)?;
+/// assert_eq!((s.bits(), s.as_unit()), (3 << 51, 0.75));
+/// assert!(Sample::MIN < s && s < Sample::MAX);
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Sample(u64);
 
 impl Sample {
     /// The smallest sample (`u = 0`).
+    ///
+    /// ```
+    /// use ojs_retry::{JitterSource, Sample};
+    /// assert_eq!((Sample::MIN.bits(), Sample::MIN.as_unit()), (0, 0.0));
+    /// assert_eq!(JitterSource::Uniform(0.0).sample(1)?, Sample::MIN);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub const MIN: Self = Self(0);
     /// The largest sample (`u = 1 − 2^-53`).
+    ///
+    /// ```
+    /// use ojs_retry::Sample;
+    /// assert_eq!(Sample::MAX.bits(), (1 << 53) - 1);
+    /// assert!(Sample::MAX.as_unit() < 1.0);
+    /// assert!(Sample::from_bits(Sample::MAX.bits() + 1).is_err());
+    /// ```
     pub const MAX: Self = Self(SCALE - 1);
 
     /// A sample from its 53-bit integer `k`.
@@ -122,18 +144,35 @@ impl Sample {
     }
 
     /// The sample from the high 53 bits of a 64-bit random word.
+    ///
+    /// ```
+    /// use ojs_retry::Sample;
+    /// assert_eq!(Sample::from_u64(1 << 63).as_unit(), 0.5);
+    /// assert_eq!(Sample::from_u64(u64::MAX), Sample::MAX);
+    /// assert_eq!(Sample::from_u64(2047), Sample::MIN); // the low 11 bits are dropped
+    /// ```
     #[must_use]
     pub const fn from_u64(word: u64) -> Self {
         Self(word >> 11)
     }
 
     /// The 53-bit integer `k`.
+    ///
+    /// ```
+    /// assert_eq!(ojs_retry::Sample::from_unit(0.5)?.bits(), 1 << 52);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub const fn bits(self) -> u64 {
         self.0
     }
 
     /// The fraction `k / 2^53` as `f64` (exact).
+    ///
+    /// ```
+    /// assert_eq!(ojs_retry::Sample::from_bits(1 << 51)?.as_unit(), 0.25);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     #[allow(clippy::cast_precision_loss)] // k < 2^53: exact
     pub fn as_unit(self) -> f64 {
@@ -152,6 +191,14 @@ fn bad_unit(u: f64) -> Error {
 
 /// Where the jitter sample for each retry comes from (see the
 /// [module docs](self) for the exact algorithms).
+///
+/// ```
+/// use ojs_retry::{JitterSource, RetryPolicy};
+/// let p = RetryPolicy::default();
+/// assert_eq!(p.delay(1, JitterSource::Uniform(0.0))?, 500); // the bottom of [0.5, 1.5) · 1 s
+/// assert_eq!(p.delay(4, JitterSource::Key("job-1"))?, p.delay(4, JitterSource::Key("job-1"))?);
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum JitterSource<'a> {
     /// An explicit uniform sample in `[0, 1)`, used for every retry.

@@ -69,6 +69,12 @@ pub enum Jitter {
 
 impl Jitter {
     /// The borrowed source to pass to the engine.
+    ///
+    /// ```
+    /// use ojs_retry::{Jitter, JitterSource};
+    /// assert_eq!(Jitter::Seed(7).source(), JitterSource::Seed(7));
+    /// assert_eq!(Jitter::Key("job-1".into()).source(), JitterSource::Key("job-1"));
+    /// ```
     #[must_use]
     pub fn source(&self) -> JitterSource<'_> {
         match self {
@@ -86,6 +92,14 @@ impl Jitter {
     ///
     /// `validation.invalid_argument` when several are given, or (without
     /// `std`) none.
+    ///
+    /// ```
+    /// use ojs_retry::Jitter;
+    /// assert_eq!(Jitter::from_parts(Some(0.5), None, None)?, Jitter::Uniform(0.5));
+    /// assert_eq!(Jitter::from_parts(None, Some(9), None)?, Jitter::Seed(9));
+    /// assert_eq!(Jitter::from_parts(None, Some(9), Some("k".into())).unwrap_err().field(), Some("u"));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub fn from_parts(
         u: Option<f64>,
         seed: Option<u64>,
@@ -136,6 +150,15 @@ impl CallOptions {
     /// # Errors
     ///
     /// `validation.invalid_argument` listing every fault.
+    ///
+    /// ```
+    /// use ojs_retry::{CallOptions, Case, Jitter, Value};
+    /// assert_eq!(CallOptions::from_value(&Value::Null, Case::Camel)?, CallOptions::default());
+    /// let v = Value::from_json(r#"{"historyLimit": 20, "u": 0.5}"#).unwrap();
+    /// let o = CallOptions::from_value(&v, Case::Camel)?;
+    /// assert_eq!((o.history_limit, o.jitter), (Some(20), Some(Jitter::Uniform(0.5))));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub fn from_value(value: &Value, case: Case) -> Result<Self, Error> {
         let mut faults = Faults::default();
         let mut out = Self::default();
@@ -205,6 +228,13 @@ impl CallOptions {
     /// # Errors
     ///
     /// As [`CallOptions::from_value`].
+    ///
+    /// ```
+    /// use ojs_retry::{CallOptions, Case, Jitter};
+    /// let o = CallOptions::from_deserializer(&serde_json::json!({"seed": 42, "now": 0}), Case::Camel)?;
+    /// assert_eq!((o.now, o.jitter), (Some(0), Some(Jitter::Seed(42))));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(
         d: D,
         case: Case,
@@ -214,6 +244,13 @@ impl CallOptions {
     }
 
     /// The jitter source to use: the one given, else OS entropy.
+    ///
+    /// ```
+    /// use ojs_retry::{CallOptions, Jitter, JitterSource};
+    /// assert_eq!(CallOptions::default().jitter_or_entropy(), JitterSource::Entropy);
+    /// let o = CallOptions { jitter: Some(Jitter::Key("job-1".into())), ..CallOptions::default() };
+    /// assert_eq!(o.jitter_or_entropy(), JitterSource::Key("job-1"));
+    /// ```
     #[cfg(feature = "std")]
     #[must_use]
     pub fn jitter_or_entropy(&self) -> JitterSource<'_> {

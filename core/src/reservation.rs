@@ -21,6 +21,15 @@ use crate::time::{MAX_INSTANT_MS, check_instant};
 use alloc::format;
 
 /// A worker's hold on one attempt of a job.
+///
+/// ```
+/// use ojs_retry::Reservation;
+/// let r = Reservation::new(2, 1_000, 30_000)?;
+/// assert_eq!((r.attempt(), r.deadline()), (2, 31_000));
+/// let json = serde_json::to_string(&r).unwrap();
+/// assert_eq!(json, r#"{"attempt":2,"visibility_timeout_ms":30000,"deadline":31000}"#);
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reservation {
     attempt: u64,
@@ -29,6 +38,14 @@ pub struct Reservation {
 }
 
 /// The answer to a heartbeat.
+///
+/// ```
+/// use ojs_retry::{Heartbeat, Reservation};
+/// let mut r = Reservation::new(1, 0, 10_000)?;
+/// assert_eq!(r.heartbeat(5_000)?, Heartbeat::Extended { deadline: 15_000 });
+/// assert_eq!(r.heartbeat(15_000)?, Heartbeat::Expired);
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Heartbeat {
     /// The heartbeat came inside the window: the deadline moved to
@@ -50,6 +67,15 @@ impl Reservation {
     ///
     /// `validation.invalid_argument`: field `"attempt"` (0 or too large),
     /// `"now"`, or `"visibility_timeout_ms"` (0 or above 2^53 − 1).
+    ///
+    /// ```
+    /// use ojs_retry::{MAX_INSTANT_MS, Reservation};
+    /// assert_eq!(Reservation::new(1, 0, 30_000)?.deadline(), 30_000);
+    /// assert_eq!(Reservation::new(1, MAX_INSTANT_MS, 30_000)?.deadline(), MAX_INSTANT_MS); // saturates
+    /// assert_eq!(Reservation::new(0, 0, 30_000).unwrap_err().field(), Some("attempt"));
+    /// assert_eq!(Reservation::new(1, 0, 0).unwrap_err().field(), Some("visibility_timeout_ms"));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub fn new(attempt: u64, now_ms: u64, visibility_timeout_ms: u64) -> Result<Self, Error> {
         Failure::new(attempt).check()?;
         check_instant("now", now_ms)?;
@@ -70,16 +96,37 @@ impl Reservation {
     }
 
     /// The reserved attempt.
+    ///
+    /// ```
+    /// assert_eq!(ojs_retry::Reservation::new(3, 0, 1_000)?.attempt(), 3);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn attempt(&self) -> u64 {
         self.attempt
     }
     /// The visibility timeout in ms.
+    ///
+    /// ```
+    /// let mut r = ojs_retry::Reservation::new(1, 0, 1_000)?;
+    /// r.heartbeat(500)?; // moves the deadline, not the timeout
+    /// assert_eq!(r.visibility_timeout_ms(), 1_000);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn visibility_timeout_ms(&self) -> u64 {
         self.visibility_timeout_ms
     }
     /// The current deadline, epoch ms.
+    ///
+    /// ```
+    /// let mut r = ojs_retry::Reservation::new(1, 0, 1_000)?;
+    /// r.heartbeat(600)?;
+    /// assert_eq!(r.deadline(), 1_600);
+    /// r.heartbeat(100)?; // a skewed, earlier heartbeat never shortens it
+    /// assert_eq!(r.deadline(), 1_600);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn deadline(&self) -> u64 {
         self.deadline
@@ -92,6 +139,14 @@ impl Reservation {
     /// # Errors
     ///
     /// `validation.invalid_argument` for a bad `now`.
+    ///
+    /// ```
+    /// use ojs_retry::{Heartbeat, MAX_INSTANT_MS, Reservation};
+    /// let mut r = Reservation::new(1, 0, 1_000)?;
+    /// assert_eq!(r.heartbeat(999)?, Heartbeat::Extended { deadline: 1_999 });
+    /// assert_eq!(r.heartbeat(MAX_INSTANT_MS + 1).unwrap_err().field(), Some("now"));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub fn heartbeat(&mut self, now_ms: u64) -> Result<Heartbeat, Error> {
         if self.is_expired(now_ms)? {
             return Ok(Heartbeat::Expired);
@@ -109,6 +164,13 @@ impl Reservation {
     /// # Errors
     ///
     /// `validation.invalid_argument` for a bad `now`.
+    ///
+    /// ```
+    /// let r = ojs_retry::Reservation::new(1, 0, 1_000)?;
+    /// assert!(!r.is_expired(999)?);
+    /// assert!(r.is_expired(1_000)?); // the deadline itself is expired
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub fn is_expired(&self, now_ms: u64) -> Result<bool, Error> {
         check_instant("now", now_ms)?;
         Ok(now_ms >= self.deadline)
@@ -120,6 +182,14 @@ impl Reservation {
     /// # Errors
     ///
     /// `validation.invalid_argument` for a bad `now`.
+    ///
+    /// ```
+    /// use ojs_retry::{Failure, Reservation};
+    /// let r = Reservation::new(2, 0, 1_000)?;
+    /// assert_eq!(r.expiry(999)?, None);
+    /// assert_eq!(r.expiry(1_000)?, Some(Failure::timeout(2)));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub fn expiry(&self, now_ms: u64) -> Result<Option<Failure>, Error> {
         Ok(self
             .is_expired(now_ms)?

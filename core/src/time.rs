@@ -13,6 +13,13 @@ use alloc::format;
 /// The largest instant accepted: 9999-12-31T23:59:59.999Z, the last one RFC
 /// 3339 can write. `now` must lie in `[0, MAX_INSTANT_MS]`; a
 /// `next_retry_at` that would pass it saturates to it.
+///
+/// ```
+/// use ojs_retry::{MAX_INSTANT_MS, format_timestamp};
+/// assert_eq!(format_timestamp(MAX_INSTANT_MS)?, "9999-12-31T23:59:59.999Z");
+/// assert!(format_timestamp(MAX_INSTANT_MS + 1).is_err());
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 pub const MAX_INSTANT_MS: u64 = 253_402_300_799_999;
 
 /// Checks that `now` is a representable instant.

@@ -14,7 +14,15 @@ const BYTES = "raw bytes of JSON text: a JavaScript string cannot hold invalid U
 // surrogate into U+FFFD before any reader sees it (string *arguments* are
 // read as UTF-16 and checked: hostile-matches-lone-surrogate and the others).
 const SURROGATE_IN_DOCUMENT = "a lone surrogate inside a JS object: napi-rs's serde support reads strings as UTF-8, replacing it with U+FFFD before the core sees it";
+// napi-rs's serde deserializer (js_values/de.rs) gives every number whose
+// fraction is below f64::EPSILON to visit_i64 as `x as i64`: 1e300 arrives
+// as i64::MAX and ±5e-324 as 0, before the engine sees them.
+const NAPI_NUMBERS = "napi-rs's serde deserializer turns numbers with a fraction below f64::EPSILON into `x as i64` (1e300 -> i64::MAX, 5e-324 -> 0)";
+
 const NATIVE_NOT_APPLICABLE = {
+  "policy-coefficient-large": NAPI_NUMBERS,
+  "hostile-policy-max-attempts-subnormal": NAPI_NUMBERS,
+  "hostile-delay-u-neg-subnormal": NAPI_NUMBERS,
   "hostile-policy-lone-surrogate-pattern": SURROGATE_IN_DOCUMENT,
   "hostile-policy-lone-surrogate-key": SURROGATE_IN_DOCUMENT,
   "hostile-policy-json-bytes-invalid-utf8": BYTES,

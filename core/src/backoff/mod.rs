@@ -42,6 +42,15 @@ use crate::duration::MAX_MS;
 use crate::jitter::Sample;
 
 /// How the raw delay grows with the retry number (§3).
+///
+/// ```
+/// use ojs_retry::{JitterSource, RetryPolicy, Strategy};
+/// let p = RetryPolicy::from_json(r#"{"backoff_strategy": "linear", "jitter": false}"#)?;
+/// assert_eq!(p.strategy(), Strategy::Linear);
+/// assert_eq!(p.delay(3, JitterSource::Uniform(0.5))?, 3_000); // I·n = 1 s · 3
+/// assert_eq!(Strategy::default(), Strategy::Exponential);
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Strategy {
     /// `delay(n) = I` — §3.1; `"none"` (alias `"constant"`).
@@ -229,6 +238,15 @@ impl CappedDelays {
 }
 
 /// One row of a schedule: every intermediate value for one retry.
+///
+/// ```
+/// use ojs_retry::{JitterSource, RetryPolicy};
+/// let rows = RetryPolicy::default().schedule(3, Some(JitterSource::Uniform(0.5)))?;
+/// let r = rows.last().unwrap();
+/// assert_eq!((r.retry_number, r.attempt, r.capped_ms, r.delay_ms), (3, 4, 4_000, Some(4_000)));
+/// assert_eq!((r.min_ms, r.max_ms, r.cumulative_ms), (2_000, 5_999, 7_000));
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct ScheduleRow {
     /// The retry number `n` (1-based).

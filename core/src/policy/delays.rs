@@ -158,6 +158,14 @@ impl RetryPolicy {
 
 /// Delays of one policy with one jitter source
 /// ([`RetryPolicy::delays_with`]).
+///
+/// ```
+/// use ojs_retry::{JitterSource, RetryPolicy};
+/// let p = RetryPolicy::default();
+/// let d = p.delays_with(JitterSource::Key("job-1"))?; // the key is hashed once
+/// assert_eq!(d.delay(2)?, p.delay(2, JitterSource::Key("job-1"))?);
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Delays<'p> {
     policy: &'p RetryPolicy,

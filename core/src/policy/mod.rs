@@ -29,10 +29,25 @@ use crate::error::{Error, ErrorCode, Fault, Faults, quote};
 use crate::value::{Map, Value};
 
 /// The largest number of rows [`RetryPolicy::schedule`] builds in one call.
+///
+/// ```
+/// use ojs_retry::{MAX_SCHEDULE_ROWS, RetryPolicy};
+/// let err = RetryPolicy::default().schedule(MAX_SCHEDULE_ROWS + 1, None).unwrap_err();
+/// assert_eq!(err.field(), Some("count"));
+/// ```
 pub const MAX_SCHEDULE_ROWS: u64 = 100_000;
 
 /// One policy layer in the form the caller holds it (see
 /// [`RetryPolicy::from_layers`]).
+///
+/// ```
+/// use ojs_retry::{Layer, RetryPolicy};
+/// let queue = Layer::Json(r#"{"max_attempts": 5}"#.into());
+/// let job = Layer::JsonBytes(b"{\"jitter\": false}"[..].into());
+/// let p = RetryPolicy::from_layers(vec![queue, job])?;
+/// assert_eq!((p.max_attempts(), p.jitter()), (5, false));
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Layer<'a> {
     /// JSON text.
@@ -277,6 +292,15 @@ impl RetryPolicy {
     /// # Errors
     ///
     /// As [`RetryPolicy::from_json_layers`].
+    ///
+    /// ```
+    /// use ojs_retry::{RetryPolicy, Value};
+    /// let queue = Value::from_json(r#"{"max_attempts": 10, "jitter": false}"#).unwrap();
+    /// let job = Value::from_json(r#"{"max_attempts": 4}"#).unwrap();
+    /// let p = RetryPolicy::from_values(&[queue, job])?;
+    /// assert_eq!((p.max_attempts(), p.jitter()), (4, false));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub fn from_values(values: &[Value]) -> Result<Self, Error> {
         Self::resolve(values, Faults::default())
     }
@@ -390,6 +414,15 @@ impl RetryPolicy {
     /// # Errors
     ///
     /// `validation.retry_policy_invalid` listing every fault.
+    ///
+    /// ```
+    /// use ojs_retry::{PartialPolicy, RetryPolicy};
+    /// let queue = PartialPolicy::new().max_attempts(10).jitter(false);
+    /// let job = PartialPolicy::new().max_attempts(4);
+    /// let p = RetryPolicy::from_partials(&[queue, job])?;
+    /// assert_eq!((p.max_attempts(), p.jitter()), (4, false));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub fn from_partials(layers: &[PartialPolicy]) -> Result<Self, Error> {
         let mut faults = Faults::default();
         for (i, layer) in layers.iter().enumerate() {
@@ -449,41 +482,93 @@ impl RetryPolicy {
     }
 
     /// `max_attempts`: total attempts including the first (0 behaves as 1).
+    ///
+    /// ```
+    /// use ojs_retry::RetryPolicy;
+    /// assert_eq!(RetryPolicy::default().max_attempts(), 3);
+    /// assert_eq!(RetryPolicy::from_json(r#"{"max_attempts": 0}"#)?.max_attempts(), 0);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn max_attempts(&self) -> u64 {
         self.max_attempts
     }
     /// `initial_interval` in ms.
+    ///
+    /// ```
+    /// let p = ojs_retry::RetryPolicy::from_json(r#"{"initial_interval": "PT0.25S"}"#)?;
+    /// assert_eq!(p.initial_interval_ms(), 250);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn initial_interval_ms(&self) -> u64 {
         self.initial_interval_ms
     }
     /// `backoff_coefficient`.
+    ///
+    /// ```
+    /// use ojs_retry::RetryPolicy;
+    /// assert_eq!(RetryPolicy::default().backoff_coefficient(), 2.0);
+    /// assert_eq!(RetryPolicy::from_json(r#"{"backoff_coefficient": 1.5}"#)?.backoff_coefficient(), 1.5);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn backoff_coefficient(&self) -> f64 {
         self.backoff_coefficient
     }
     /// `max_interval` in ms.
+    ///
+    /// ```
+    /// use ojs_retry::RetryPolicy;
+    /// assert_eq!(RetryPolicy::default().max_interval_ms(), 300_000); // PT5M
+    /// assert_eq!(RetryPolicy::from_json(r#"{"max_interval": "PT1H"}"#)?.max_interval_ms(), 3_600_000);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn max_interval_ms(&self) -> u64 {
         self.max_interval_ms
     }
     /// `jitter`.
+    ///
+    /// ```
+    /// use ojs_retry::RetryPolicy;
+    /// assert!(RetryPolicy::default().jitter());
+    /// assert!(!RetryPolicy::from_json(r#"{"jitter": false}"#)?.jitter());
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn jitter(&self) -> bool {
         self.jitter
     }
     /// `non_retryable_errors`.
+    ///
+    /// ```
+    /// let p = ojs_retry::RetryPolicy::from_json(r#"{"non_retryable_errors": ["auth.*", "validation.bad_email"]}"#)?;
+    /// assert_eq!(p.non_retryable_errors(), ["auth.*", "validation.bad_email"]);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn non_retryable_errors(&self) -> &[String] {
         &self.non_retryable_errors
     }
     /// `on_exhaustion`.
+    ///
+    /// ```
+    /// use ojs_retry::{OnExhaustion, RetryPolicy};
+    /// assert_eq!(RetryPolicy::default().on_exhaustion(), OnExhaustion::Discard);
+    /// ```
     #[must_use]
     pub fn on_exhaustion(&self) -> OnExhaustion {
         self.on_exhaustion
     }
     /// The backoff strategy (`backoff_strategy`, exponential when absent).
+    ///
+    /// ```
+    /// use ojs_retry::{RetryPolicy, Strategy};
+    /// assert_eq!(RetryPolicy::default().strategy(), Strategy::Exponential);
+    /// assert_eq!(RetryPolicy::from_json(r#"{"backoff_strategy": "constant"}"#)?.strategy(), Strategy::None);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn strategy(&self) -> Strategy {
         self.strategy
@@ -502,12 +587,25 @@ impl RetryPolicy {
     /// canonical durations ([`crate::format_duration`]), and
     /// `backoff_strategy` only when it is not the default exponential (so
     /// that the output stays valid against the §14 schema whenever it can).
+    ///
+    /// ```
+    /// use ojs_retry::RetryPolicy;
+    /// let p = RetryPolicy::from_json(r#"{"initial_interval": "PT60S", "max_interval": "PT1H"}"#)?;
+    /// assert!(p.to_json().contains(r#""initial_interval":"PT1M","backoff_coefficient":2.0,"max_interval":"PT1H""#));
+    /// assert_eq!(RetryPolicy::from_json(&p.to_json())?, p); // round-trips
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn to_json(&self) -> String {
         self.write(false)
     }
 
     /// [`RetryPolicy::to_json`], indented.
+    ///
+    /// ```
+    /// let text = ojs_retry::RetryPolicy::default().to_json_pretty();
+    /// assert!(text.starts_with("{\n  \"max_attempts\": 3,\n  \"initial_interval\": \"PT1S\","));
+    /// ```
     #[must_use]
     pub fn to_json_pretty(&self) -> String {
         self.write(true)

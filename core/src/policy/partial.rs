@@ -71,6 +71,14 @@ macro_rules! setter {
 
 impl PartialPolicy {
     /// An empty layer (every field inherited).
+    ///
+    /// ```
+    /// use ojs_retry::{PartialPolicy, RetryPolicy};
+    /// let layer = PartialPolicy::new();
+    /// assert_eq!(layer.max_attempts, None);
+    /// assert_eq!(layer.build()?, RetryPolicy::default()); // all §8 defaults
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn new() -> Self {
         Self::default()
@@ -116,6 +124,16 @@ impl PartialPolicy {
     /// # Errors
     ///
     /// `validation.retry_policy_invalid` listing every fault.
+    ///
+    /// ```
+    /// use ojs_retry::{PartialPolicy, Value};
+    /// let v = Value::from_json(r#"{"max_attempts": 5, "jitter": false}"#).unwrap();
+    /// let layer = PartialPolicy::from_value(&v)?;
+    /// assert_eq!((layer.max_attempts, layer.jitter, layer.initial_interval_ms), (Some(5), Some(false), None));
+    /// let bad = Value::from_json(r#"{"max_attempts": "5"}"#).unwrap();
+    /// assert_eq!(PartialPolicy::from_value(&bad).unwrap_err().field(), Some("max_attempts"));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub fn from_value(value: &Value) -> Result<Self, Error> {
         let mut found = Faults::default();
         let partial = read_layer(value, &mut found, "");
@@ -126,6 +144,13 @@ impl PartialPolicy {
     }
 
     /// Merges `other` over `self`: fields `other` sets win.
+    ///
+    /// ```
+    /// use ojs_retry::PartialPolicy;
+    /// let queue = PartialPolicy::new().max_attempts(10).jitter(false);
+    /// let merged = queue.merge(&PartialPolicy::new().max_attempts(4));
+    /// assert_eq!((merged.max_attempts, merged.jitter), (Some(4), Some(false)));
+    /// ```
     #[must_use]
     pub fn merge(self, other: &Self) -> Self {
         self.merge_owned(other.clone())
@@ -154,6 +179,15 @@ impl PartialPolicy {
     /// # Errors
     ///
     /// `validation.retry_policy_invalid` listing every fault.
+    ///
+    /// ```
+    /// use ojs_retry::PartialPolicy;
+    /// assert_eq!(PartialPolicy::new().max_attempts(5).build()?.max_attempts(), 5);
+    /// // PT10M alone exceeds the default max_interval (PT5M).
+    /// let err = PartialPolicy::new().initial_interval_ms(600_000).build().unwrap_err();
+    /// assert_eq!(err.field(), Some("max_interval"));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub fn build(&self) -> Result<RetryPolicy, Error> {
         RetryPolicy::from_partials(core::slice::from_ref(self))
     }

@@ -69,7 +69,16 @@ use math::Stages;
 use read::{Reader, found};
 use system::{System, Terms};
 
-/// Every system name a preset accepts, in the order of the docs' table.
+/// Every system name a preset accepts, in the order of the docs' table
+/// (also [`PRESET_SYSTEMS`](crate::PRESET_SYSTEMS)).
+///
+/// ```
+/// use ojs_retry::{RetryPolicy, presets::SYSTEMS};
+/// for system in SYSTEMS {
+///     assert_eq!(RetryPolicy::preset_json(system, "{}")?.preset_system(), Some(system));
+/// }
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 pub const SYSTEMS: [&str; 13] = [
     "sidekiq",
     "faktory",
@@ -88,6 +97,14 @@ pub const SYSTEMS: [&str; 13] = [
 
 /// The longest decorrelated-jitter chain `delay` walks (it is linear in the
 /// retry number).
+///
+/// ```
+/// use ojs_retry::{JitterSource, RetryPolicy, presets::MAX_CHAIN};
+/// let p = RetryPolicy::preset_json("aws_jitter", r#"{"jitter": "decorrelated"}"#)?;
+/// assert!(p.delay(MAX_CHAIN, JitterSource::Seed(7)).is_ok());
+/// assert_eq!(p.delay(MAX_CHAIN + 1, JitterSource::Seed(7)).unwrap_err().field(), Some("retry_number"));
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 pub const MAX_CHAIN: u64 = 100_000;
 
 /// One system's options: the preset's whole configuration.

@@ -42,16 +42,48 @@ use read::read_state;
 mod read;
 
 /// The smallest error-history bound accepted (RET-15).
+///
+/// ```
+/// use ojs_retry::{RetryState, state::MIN_HISTORY};
+/// assert_eq!(MIN_HISTORY, 10);
+/// assert_eq!(RetryState::new().history_limit(), MIN_HISTORY);
+/// assert!(RetryState::new().with_history_limit(MIN_HISTORY - 1).is_err());
+/// ```
 pub const MIN_HISTORY: usize = 10;
 
 /// The error type recorded for an expired reservation with no type of its
 /// own.
+///
+/// ```
+/// use ojs_retry::{Failure, JitterSource, RetryPolicy, RetryState, state::TIMEOUT_ERROR_TYPE};
+/// let mut s = RetryState::new();
+/// s.record_failure(&RetryPolicy::default(), &Failure::timeout(1), 0, JitterSource::Uniform(0.5))?;
+/// assert_eq!(s.errors().next().map(|e| e.error_type.as_str()), Some(TIMEOUT_ERROR_TYPE));
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 pub const TIMEOUT_ERROR_TYPE: &str = "reservation.timeout";
 
 /// The error type recorded for a failure that carries none.
+///
+/// ```
+/// use ojs_retry::{Failure, JitterSource, RetryPolicy, RetryState, state::UNKNOWN_ERROR_TYPE};
+/// let mut s = RetryState::new();
+/// s.record_failure(&RetryPolicy::default(), &Failure::new(1), 0, JitterSource::Uniform(0.5))?;
+/// assert_eq!(s.errors().next().map(|e| e.error_type.as_str()), Some(UNKNOWN_ERROR_TYPE));
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 pub const UNKNOWN_ERROR_TYPE: &str = "unknown";
 
 /// One entry of the error history (§10.1).
+///
+/// ```
+/// use ojs_retry::{Failure, HandlerCode, JitterSource, RetryPolicy, RetryState};
+/// let mut s = RetryState::new();
+/// s.record_failure(&RetryPolicy::default(), &Failure::new(1).with_type("net.reset"), 5_000, JitterSource::Uniform(0.5))?;
+/// let r = s.errors().next().unwrap();
+/// assert_eq!((r.attempt, r.error_type.as_str(), r.code, r.timestamp_ms), (1, "net.reset", HandlerCode::Retry, 5_000));
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErrorRecord {
     /// The attempt that failed.
@@ -95,6 +127,15 @@ impl ErrorRecord {
 ///
 /// Equal states show the same records: the history never holds more than
 /// its limit, in memory or in JSON.
+///
+/// ```
+/// use ojs_retry::{Action, Failure, JitterSource, RetryPolicy, RetryState};
+/// let p = RetryPolicy::from_json(r#"{"max_attempts": 1}"#)?;
+/// let mut s = RetryState::new();
+/// s.record_failure(&p, &Failure::new(s.next_attempt()), 0, JitterSource::Uniform(0.5))?;
+/// assert_eq!((s.attempt(), s.terminal(), s.next_retry_at()), (1, Some(Action::Discard), None));
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryState {
     pub(crate) attempt: u64,
@@ -113,6 +154,12 @@ impl Default for RetryState {
 impl RetryState {
     /// A job that has not run: attempt 0, no errors, keeping the 10 newest
     /// errors.
+    ///
+    /// ```
+    /// let s = ojs_retry::RetryState::new();
+    /// assert_eq!((s.attempt(), s.next_attempt(), s.errors().len(), s.history_limit()), (0, 1, 0, 10));
+    /// assert_eq!((s.next_retry_at(), s.terminal()), (None, None));
+    /// ```
     #[must_use]
     pub fn new() -> Self {
         Self {
@@ -152,30 +199,81 @@ impl RetryState {
     }
 
     /// The attempt that last ran (1-based; 0 before the first).
+    ///
+    /// ```
+    /// use ojs_retry::{Failure, JitterSource, RetryPolicy, RetryState};
+    /// let mut s = RetryState::new();
+    /// assert_eq!(s.attempt(), 0); // nothing has run yet
+    /// s.record_failure(&RetryPolicy::default(), &Failure::new(1), 0, JitterSource::Uniform(0.5))?;
+    /// assert_eq!(s.attempt(), 1); // the attempt that last ran
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn attempt(&self) -> u64 {
         self.attempt
     }
     /// The attempt to run next: `attempt() + 1`.
+    ///
+    /// ```
+    /// use ojs_retry::RetryState;
+    /// assert_eq!(RetryState::new().next_attempt(), 1);
+    /// let s = RetryState::from_json(r#"{"attempt": 3, "errors": []}"#, 10)?;
+    /// assert_eq!(s.next_attempt(), 4);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn next_attempt(&self) -> u64 {
         self.attempt.saturating_add(1)
     }
     /// The error history, oldest first, at most [`RetryState::history_limit`].
+    ///
+    /// ```
+    /// use ojs_retry::{Failure, JitterSource, RetryPolicy, RetryState};
+    /// let (p, mut s) = (RetryPolicy::from_json(r#"{"max_attempts": 20}"#)?, RetryState::new());
+    /// for n in 1..=12 {
+    ///     s.record_failure(&p, &Failure::new(n), 0, JitterSource::Uniform(0.5))?;
+    /// }
+    /// assert_eq!(s.errors().len(), 10); // the two oldest were dropped
+    /// assert_eq!(s.errors().next().map(|e| e.attempt), Some(3));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub fn errors(&self) -> impl ExactSizeIterator<Item = &ErrorRecord> {
         self.errors.iter()
     }
     /// When the next attempt is due (epoch ms), while retrying.
+    ///
+    /// ```
+    /// use ojs_retry::{Failure, JitterSource, RetryPolicy, RetryState};
+    /// let mut s = RetryState::new();
+    /// s.record_failure(&RetryPolicy::default(), &Failure::new(1), 1_000, JitterSource::Uniform(0.5))?;
+    /// assert_eq!(s.next_retry_at(), Some(2_000)); // now + 1 s
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn next_retry_at(&self) -> Option<u64> {
         self.next_retry_at
     }
     /// The terminal outcome once the job is discarded or dead-lettered.
+    ///
+    /// ```
+    /// use ojs_retry::{Action, Failure, HandlerCode, JitterSource, RetryPolicy, RetryState};
+    /// let (p, mut s) = (RetryPolicy::default(), RetryState::new());
+    /// s.record_failure(&p, &Failure::new(1).with_code(HandlerCode::DeadLetter), 0, JitterSource::Uniform(0.5))?;
+    /// assert_eq!(s.terminal(), Some(Action::DeadLetter));
+    /// assert_eq!(s.record_failure(&p, &Failure::new(2), 0, JitterSource::Uniform(0.5)).unwrap_err().field(), Some("state"));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn terminal(&self) -> Option<Action> {
         self.terminal
     }
     /// The error-history bound.
+    ///
+    /// ```
+    /// let s = ojs_retry::RetryState::new().with_history_limit(25)?;
+    /// assert_eq!(s.history_limit(), 25);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn history_limit(&self) -> usize {
         self.limit
@@ -191,6 +289,16 @@ impl RetryState {
     /// `validation.invalid_argument`: the state is already terminal (field
     /// `"state"`), the failure's attempt is not the next one (field
     /// `"attempt"`), or as [`RetryPolicy::decide`].
+    ///
+    /// ```
+    /// use ojs_retry::{Action, Failure, JitterSource, RetryPolicy, RetryState};
+    /// let (p, mut s) = (RetryPolicy::default(), RetryState::new());
+    /// let d = s.record_failure(&p, &Failure::new(1), 0, JitterSource::Uniform(0.5))?;
+    /// assert_eq!((d.action, s.next_retry_at()), (Action::Retry, Some(1_000)));
+    /// let e = s.record_failure(&p, &Failure::new(1), 0, JitterSource::Uniform(0.5)).unwrap_err();
+    /// assert_eq!(e.field(), Some("attempt")); // attempt 2 is next
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub fn record_failure(
         &mut self,
         policy: &RetryPolicy,
@@ -233,6 +341,14 @@ impl RetryState {
     /// The §10 JSON shape, compact. `terminal` (`null`, `"discard"` or
     /// `"dead_letter"`) is this engine's addition so a stored state knows it
     /// is finished.
+    ///
+    /// ```
+    /// use ojs_retry::RetryState;
+    /// let s = RetryState::new();
+    /// assert_eq!(s.to_json(), r#"{"attempt":0,"errors":[],"next_retry_at":null,"terminal":null}"#);
+    /// assert_eq!(RetryState::from_json(&s.to_json(), 10)?, s);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     #[must_use]
     pub fn to_json(&self) -> String {
         // Every value is a string, an integer or a finite tree (details are
@@ -263,6 +379,13 @@ impl RetryState {
     /// # Errors
     ///
     /// As [`RetryState::from_json`].
+    ///
+    /// ```
+    /// let doc = serde_json::json!({"attempt": 2, "errors": []});
+    /// let s = ojs_retry::RetryState::from_deserializer(&doc, 10)?;
+    /// assert_eq!(s.next_attempt(), 3);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(
         d: D,
         history_limit: usize,
@@ -276,6 +399,15 @@ impl RetryState {
     /// # Errors
     ///
     /// As [`RetryState::from_json`], every fault listed.
+    ///
+    /// ```
+    /// use ojs_retry::{RetryState, Value};
+    /// let v = Value::from_json(r#"{"attempt": 2, "errors": []}"#).unwrap();
+    /// assert_eq!(RetryState::from_value(&v, 10)?.attempt(), 2);
+    /// let bad = Value::from_json(r#"{"attempt": "2", "errors": []}"#).unwrap();
+    /// assert_eq!(RetryState::from_value(&bad, 10).unwrap_err().field(), Some("attempt"));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
     pub fn from_value(v: &Value, history_limit: usize) -> Result<Self, Error> {
         let mut faults = Faults::default();
         let state = read_state(v, &mut faults);

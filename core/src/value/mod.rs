@@ -31,6 +31,13 @@ use crate::duration::MAX_MS;
 use serde::ser::{Serialize, Serializer};
 
 /// A JSON-like document value.
+///
+/// ```
+/// use ojs_retry::Value;
+/// let v = Value::from_json(r#"{"max_attempts": 3, "jitter": null}"#).unwrap();
+/// assert_eq!(v.get("max_attempts"), Some(&Value::from(3u64)));
+/// assert!(v.get("jitter").is_some_and(Value::is_null));
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum Value {
     /// `null` (or JavaScript `undefined`, Python `None`).
@@ -50,6 +57,14 @@ pub enum Value {
 
 /// An object: unique keys in key order (faults about unknown fields are
 /// listed in that order).
+///
+/// ```
+/// use ojs_retry::{Map, Value};
+/// let mut m = Map::new();
+/// m.insert("b".into(), Value::from(1u64));
+/// m.insert("a".into(), Value::Null);
+/// assert_eq!(Value::from(m).to_string(), r#"{"a":null,"b":1}"#); // key order
+/// ```
 pub type Map = BTreeMap<String, Value>;
 
 /// The spelling of keys in objects a host passes: JSON documents and
@@ -70,6 +85,12 @@ pub enum Case {
 
 impl Case {
     /// `snake` (a `snake_case` name) in this case.
+    ///
+    /// ```
+    /// use ojs_retry::Case;
+    /// assert_eq!(Case::Camel.key("next_retry_at"), "nextRetryAt");
+    /// assert_eq!(Case::Snake.key("next_retry_at"), "next_retry_at");
+    /// ```
     #[must_use]
     pub fn key(self, snake: &str) -> String {
         match self {
@@ -116,12 +137,25 @@ pub enum Number {
 
 impl Number {
     /// A finite double; `None` for NaN and the infinities.
+    ///
+    /// ```
+    /// use ojs_retry::Number;
+    /// assert_eq!(Number::from_f64(2.5), Some(Number::Float(2.5)));
+    /// assert_eq!(Number::from_f64(f64::NAN), None);
+    /// ```
     #[must_use]
     pub fn from_f64(x: f64) -> Option<Self> {
         x.is_finite().then_some(Self::Float(x))
     }
 
     /// The value as a `u64`, when it was given as a non-negative integer.
+    ///
+    /// ```
+    /// use ojs_retry::Number;
+    /// assert_eq!(Number::PosInt(7).as_u64(), Some(7));
+    /// assert_eq!(Number::NegInt(-7).as_u64(), None);
+    /// assert_eq!(Number::Float(7.0).as_u64(), None);
+    /// ```
     #[must_use]
     pub fn as_u64(&self) -> Option<u64> {
         match *self {
@@ -131,6 +165,12 @@ impl Number {
     }
 
     /// The value as a double (integers rounded to nearest).
+    ///
+    /// ```
+    /// use ojs_retry::Number;
+    /// assert_eq!(Number::NegInt(-2).as_f64(), -2.0);
+    /// assert_eq!(Number::PosInt(u64::MAX).as_f64(), 18_446_744_073_709_551_616.0); // rounded
+    /// ```
     #[must_use]
     #[allow(clippy::cast_precision_loss)]
     pub fn as_f64(&self) -> f64 {
@@ -162,6 +202,12 @@ impl Value {
     /// # Errors
     ///
     /// The message, with line and column.
+    ///
+    /// ```
+    /// use ojs_retry::Value;
+    /// assert_eq!(Value::from_json("[1, true]").unwrap(), Value::Array(vec![1u64.into(), true.into()]));
+    /// assert!(Value::from_json("{} x").unwrap_err().contains("line 1 column"));
+    /// ```
     pub fn from_json(text: &str) -> Result<Self, String> {
         serde_json::from_str(text).map_err(|e| alloc::format!("{e}"))
     }
@@ -171,6 +217,12 @@ impl Value {
     /// # Errors
     ///
     /// The message, with line and column.
+    ///
+    /// ```
+    /// use ojs_retry::Value;
+    /// assert_eq!(Value::from_json_bytes(b"\"x\"").unwrap(), Value::from("x"));
+    /// assert!(Value::from_json_bytes(b"\"\xff\"").unwrap_err().contains("invalid UTF-8 at byte 1"));
+    /// ```
     pub fn from_json_bytes(bytes: &[u8]) -> Result<Self, String> {
         match core::str::from_utf8(bytes) {
             Ok(text) => Self::from_json(text),
@@ -182,6 +234,13 @@ impl Value {
     }
 
     /// The object, if this is one.
+    ///
+    /// ```
+    /// use ojs_retry::Value;
+    /// let v = Value::from_json(r#"{"a": 1, "b": 2}"#).unwrap();
+    /// assert_eq!(v.as_object().map(|m| m.len()), Some(2));
+    /// assert_eq!(Value::Null.as_object(), None);
+    /// ```
     #[must_use]
     pub fn as_object(&self) -> Option<&Map> {
         match self {
@@ -191,6 +250,12 @@ impl Value {
     }
 
     /// The array, if this is one.
+    ///
+    /// ```
+    /// use ojs_retry::Value;
+    /// assert_eq!(Value::from_json("[1, 2]").unwrap().as_array().map(|a| a.len()), Some(2));
+    /// assert_eq!(Value::from("[1, 2]").as_array(), None);
+    /// ```
     #[must_use]
     pub fn as_array(&self) -> Option<&[Value]> {
         match self {
@@ -200,6 +265,12 @@ impl Value {
     }
 
     /// The string, if this is one.
+    ///
+    /// ```
+    /// use ojs_retry::Value;
+    /// assert_eq!(Value::from("PT1S").as_str(), Some("PT1S"));
+    /// assert_eq!(Value::from(1u64).as_str(), None);
+    /// ```
     #[must_use]
     pub fn as_str(&self) -> Option<&str> {
         match self {
@@ -209,6 +280,12 @@ impl Value {
     }
 
     /// The boolean, if this is one.
+    ///
+    /// ```
+    /// use ojs_retry::Value;
+    /// assert_eq!(Value::from(true).as_bool(), Some(true));
+    /// assert_eq!(Value::from("true").as_bool(), None);
+    /// ```
     #[must_use]
     pub fn as_bool(&self) -> Option<bool> {
         match self {
@@ -218,6 +295,13 @@ impl Value {
     }
 
     /// The number, if this is one.
+    ///
+    /// ```
+    /// use ojs_retry::{Number, Value};
+    /// assert_eq!(Value::from(-3i64).as_number(), Some(Number::NegInt(-3)));
+    /// assert_eq!(Value::from(3i64).as_number(), Some(Number::PosInt(3)));
+    /// assert_eq!(Value::from("3").as_number(), None);
+    /// ```
     #[must_use]
     pub fn as_number(&self) -> Option<Number> {
         match self {
@@ -227,24 +311,49 @@ impl Value {
     }
 
     /// The number as a double, if this is a number.
+    ///
+    /// ```
+    /// use ojs_retry::Value;
+    /// assert_eq!(Value::from_json("1e2").unwrap().as_f64(), Some(100.0));
+    /// assert_eq!(Value::from("1").as_f64(), None);
+    /// ```
     #[must_use]
     pub fn as_f64(&self) -> Option<f64> {
         self.as_number().map(|n| n.as_f64())
     }
 
     /// Whether this is a number.
+    ///
+    /// ```
+    /// use ojs_retry::Value;
+    /// assert!(Value::from(2.5).is_number());
+    /// assert!(!Value::from("2.5").is_number());
+    /// ```
     #[must_use]
     pub fn is_number(&self) -> bool {
         matches!(self, Self::Number(_))
     }
 
     /// Whether this is `null`.
+    ///
+    /// ```
+    /// use ojs_retry::Value;
+    /// assert!(Value::from_json("null").unwrap().is_null());
+    /// assert!(!Value::from(0u64).is_null());
+    /// ```
     #[must_use]
     pub fn is_null(&self) -> bool {
         matches!(self, Self::Null)
     }
 
     /// The value at `key`, if this is an object holding it.
+    ///
+    /// ```
+    /// use ojs_retry::Value;
+    /// let v = Value::from_json(r#"{"a": {"b": 1}}"#).unwrap();
+    /// assert_eq!(v.get("a").and_then(|a| a.get("b")), Some(&Value::from(1u64)));
+    /// assert_eq!(v.get("b"), None);
+    /// ```
     #[must_use]
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.as_object().and_then(|m| m.get(key))
@@ -252,6 +361,13 @@ impl Value {
 
     /// How a message shows this value: `null`, `the boolean true`, `the
     /// number 2.5`, `the string "x"`, `an array`, `an object`.
+    ///
+    /// ```
+    /// use ojs_retry::Value;
+    /// assert_eq!(Value::from(2.5).describe(), "the number 2.5");
+    /// assert_eq!(Value::from("x").describe(), r#"the string "x""#);
+    /// assert_eq!(Value::Array(vec![]).describe(), "an array");
+    /// ```
     #[must_use]
     pub fn describe(&self) -> String {
         match self {
@@ -265,6 +381,12 @@ impl Value {
     }
 
     /// Whether every number in the tree is finite (what JSON can hold).
+    ///
+    /// ```
+    /// use ojs_retry::Value;
+    /// assert!(Value::from_json("[1, 2.5]").unwrap().is_finite());
+    /// assert!(!Value::Array(vec![Value::from(f64::NAN)]).is_finite());
+    /// ```
     #[must_use]
     pub fn is_finite(&self) -> bool {
         match self {

@@ -14,6 +14,16 @@ use crate::error::Fault;
 /// How deep a host value may nest. Hosts hand over objects that can be
 /// cyclic or arbitrarily deep; past this depth reading stops with an error
 /// instead of recursing further (JSON text has serde_json's own limit).
+///
+/// ```
+/// use ojs_retry::{Value, value::MAX_DEPTH};
+/// let mut v = serde_json::json!(1);
+/// for _ in 0..MAX_DEPTH {
+///     v = serde_json::json!([v]);
+/// }
+/// assert!(Value::read(&v).is_ok());
+/// assert!(Value::read(&serde_json::json!([v])).is_err()); // one level too deep
+/// ```
 pub const MAX_DEPTH: u32 = 64;
 
 /// Reads any value, nested at most [`MAX_DEPTH`] levels.
