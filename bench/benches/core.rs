@@ -16,7 +16,7 @@ use std::time::Duration;
 use backoff::backoff::Backoff as _;
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
-use ojs_retry::{Failure, JitterSource, PartialPolicy, RetryPolicy};
+use ojs_retry::{Failure, JitterSource, RetryPolicy};
 use ojs_retry_bench::{CAP_MS, COEFFICIENT, FastRng, INITIAL_MS, POLICY_12_3, hand_written_delay};
 
 /// Retries 1..=25 (§12.3 allows 25 attempts): each iteration computes all
@@ -121,11 +121,23 @@ fn decide(c: &mut Criterion) {
     let retry = Failure::new(3).with_type("external.timeout");
     let now = 1_770_892_265_000_u64;
     let mut seed = 0_u64;
-    g.bench_function("ojs_retry_retry", |b| {
+    g.bench_function("ojs_retry_retry_seed", |b| {
         b.iter(|| {
             seed = seed.wrapping_add(1);
             policy
                 .decide(black_box(&retry), black_box(now), JitterSource::Seed(seed))
+                .unwrap()
+        });
+    });
+    // What a queue passes: the job's id as the jitter key.
+    g.bench_function("ojs_retry_retry_key", |b| {
+        b.iter(|| {
+            policy
+                .decide(
+                    black_box(&retry),
+                    black_box(now),
+                    JitterSource::Key(black_box("job-8f3a")),
+                )
                 .unwrap()
         });
     });
@@ -142,20 +154,10 @@ fn decide(c: &mut Criterion) {
 
 fn parse(c: &mut Criterion) {
     let mut g = c.benchmark_group("parse_12_3");
-    // Text to a validated policy (the single-pass reader).
+    // Text to a validated policy: serde_json's strict reader, merged over
+    // the defaults, every check.
     g.bench_function("ojs_retry_from_json", |b| {
         b.iter(|| RetryPolicy::from_json(black_box(POLICY_12_3)).unwrap());
-    });
-    // The same through the complete reader (the core's strict JSON value,
-    // then every check), the route of every document the single-pass
-    // reader gives up on.
-    g.bench_function("ojs_retry_complete_reader", |b| {
-        b.iter(|| {
-            PartialPolicy::from_json(black_box(POLICY_12_3))
-                .unwrap()
-                .build()
-                .unwrap()
-        });
     });
     // For scale: serde_json's plain parse into a value, no validation.
     g.bench_function("serde_json_value", |b| {

@@ -1,31 +1,39 @@
 #!/usr/bin/env node
-// Node benchmarks of ojs-retry, native (napi-rs) and wasm, against the
-// boundary floors and the peers, all in one process so that ratios compare
-// figures measured under the same conditions. Run by scripts/bench, which
-// builds the addons first; prints one JSON document on stdout:
+// Node benchmarks of ojs-retry, native (napi-rs) and wasm (wasm-bindgen),
+// against their frameworks' floors and the peers, all in one process so
+// that ratios compare figures measured under the same conditions. Run by
+// scripts/bench, which builds the addon, the wasm package and both floors
+// first; prints one JSON document on stdout:
 //   { "suite": "node", "env": {...}, "results": [{ group, name, ns, note? }] }
 // `ns` is the median over samples of the time per operation. The samples
 // are taken in rounds that visit every benchmark in turn, so that a change
 // in the machine's load during the run touches a subject and its baseline
 // alike. Timings are information only: nothing asserts them.
 //
-//   node bench/node/bench.mjs [--quick]
+//   node bench/node/bench.mjs [--quick] [--only=REGEX]
 //
-// Env: OJS_BENCH_FLOOR (path of floor.<platform>.node, bench/napifloor;
-//      default: the one scripts/bench builds in target/bench/napi).
+// The calls measured are the ones a queue makes when a job fails:
+// `policy.delay(n, { key: jobId })` and `policy.decide(failure, { key:
+// jobId, now })`, each next to the same call on its framework's floor: a
+// plain class with no-op methods of the same shapes (bench/napifloor,
+// bench/wasmfloor).
+//
+// Env: OJS_BENCH_OUT (where scripts/bench put the floors; default
+//      target/bench).
 import { createRequire } from 'node:module'
 import { readFileSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import os from 'node:os'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const ROOT = join(HERE, '..', '..')
+const OUT = process.env.OJS_BENCH_OUT ?? join(ROOT, 'target', 'bench')
 const require = createRequire(import.meta.url)
 const QUICK = process.argv.includes('--quick')
 const ONLY = new RegExp(process.argv.find((a) => a.startsWith('--only='))?.slice(7) ?? '')
 
-const findNode = (dir, re) => {
+const findFile = (dir, re) => {
   const f = readdirSync(dir).find((x) => re.test(x))
   if (!f) throw new Error(`no ${re} in ${dir}`)
   return join(dir, f)
@@ -34,24 +42,14 @@ const findNode = (dir, re) => {
 delete process.env.OJS_RETRY_FORCE_WASM
 const native = require(join(ROOT, 'bindings-node', 'index.js'))
 if (native.backend !== 'native') throw new Error(`the native addon did not load (backend ${native.backend})`)
-const floor = require(process.env.OJS_BENCH_FLOOR ?? findNode(join(ROOT, 'target', 'bench', 'napi'), /^floor\..+\.node$/))
-const wasm = await import(join(ROOT, 'bindings-wasm', 'pkg', 'node.js'))
+const wasm = await import(pathToFileURL(join(ROOT, 'bindings-wasm', 'pkg', 'node.js')).href)
+const napiFloor = require(findFile(join(OUT, 'napi'), /^floor\..+\.node$/))
+const wasmFloor = await import(pathToFileURL(join(OUT, 'wasmfloor', 'node.mjs')).href)
 const { Backoffs } = require('bullmq')
 const Ajv2020 = require('ajv/dist/2020').default
 
 const POLICY_TEXT = readFileSync(join(ROOT, 'examples', '12.3-aggressive-dead-letter.json'), 'utf8')
 const SCHEMA = JSON.parse(readFileSync(join(ROOT, 'bench', 'schema', 'retry-policy.schema.json'), 'utf8'))
-
-// A raw wasm module exporting `noop: () -> ()` and `id: (f64, f64) -> f64`
-// (returns its first argument): the wasm boundary floor without any glue.
-const RAW_WASM = new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
-  0x01, 0x0a, 0x02, 0x60, 0x00, 0x00, 0x60, 0x02, 0x7c, 0x7c, 0x01, 0x7c, // types
-  0x03, 0x03, 0x02, 0x00, 0x01, // functions
-  0x07, 0x0d, 0x02, 0x04, 0x6e, 0x6f, 0x6f, 0x70, 0x00, 0x00, 0x02, 0x69, 0x64, 0x00, 0x01, // exports
-  0x0a, 0x09, 0x02, 0x02, 0x00, 0x0b, 0x04, 0x00, 0x20, 0x00, 0x0b, // code
-])
-const raw = new WebAssembly.Instance(new WebAssembly.Module(RAW_WASM)).exports
 
 // ---------------------------------------------------------------- harness
 // 25 samples of each benchmark, one per round: a round visits every
@@ -118,101 +116,109 @@ function run() {
 // ---------------------------------------------------------------- the runs
 const nOf = (i) => (i % 25) + 1 // retries 1..25, as in the Rust benches
 const I = 15_000, C = 4, CAP = 3_600_000
+const NOW = 1_770_892_265_000
+// A queue's job ids: a different key on every call, as when jobs fail.
+const JOBS = Array.from({ length: 1024 }, (_, i) => `job-${(0x8f3a00 + i * 7919).toString(16)}`)
+const job = (i) => JOBS[i & 1023]
 
-// Boundary floors.
-bench('floor', 'native no-op function', () => floor.noop())
-const fl = new floor.Floor()
-// The same arguments as the subjects' `delay(nOf(i), Math.random())`.
-bench('floor', 'native no-op method (n, u) -> number', (i) => fl.delay(nOf(i), Math.random()))
-// The shape of what `RetryPolicy#delay(n, u)` calls: a free function taking
-// the policy's handle first (a small integer: generation 1, slot 7).
-const H = 2 ** 24 + 7
-bench('floor', 'native no-op function (h, n, u) -> number', (i) => floor.delayH(H, nOf(i), Math.random()))
-bench('floor', 'native no-op function (h, n) -> number', (i) => floor.delayH2(H, nOf(i)))
-// The same two no-ops registered with Node-API directly, as the addon's
-// fast delay calls are (bindings-node/src/raw.rs): the boundary without
-// napi-rs's generated callback.
-bench('floor', 'raw Node-API no-op function (h, n, u) -> number', (i) => floor.rawH(H, nOf(i), Math.random()))
-bench('floor', 'raw Node-API no-op function (h, n) -> number', (i) => floor.rawH2(H, nOf(i)))
-bench('floor', 'raw wasm no-op export', () => raw.noop())
-bench('floor', 'raw wasm (f64, f64) -> f64 export', (i) => raw.id(nOf(i), Math.random()))
-
-// delay(n): the engine (native, wasm) and the peers.
+// Each backend's subjects and its floor's are written out separately (not
+// made by one helper): closures from one literal share V8's type feedback,
+// so one call site would see both classes and run polymorphic, which no
+// application holding one backend does.
 const pn = new native.RetryPolicy(POLICY_TEXT)
 const pw = new wasm.RetryPolicy(POLICY_TEXT)
+const fn = new napiFloor.Floor()
+const fw = new wasmFloor.Floor()
+
+// delay(n, { key: jobId }): the call a queue makes, and its floors.
+bench('delay', 'native delay(n, { key })', (i) => pn.delay(nOf(i), { key: job(i) }))
+bench('floor', 'napi-rs no-op delay(n, { key }), bag read by napi-rs', (i) => fn.delay(nOf(i), { key: job(i) }))
+bench('floor', 'napi-rs no-op delayBare(n, { key }), bag not read', (i) => fn.delayBare(nOf(i), { key: job(i) }))
+bench('floor', "napi-rs no-op delaySerde(n, { key }), bag read by napi-rs's serde", (i) => fn.delaySerde(nOf(i), { key: job(i) }))
+bench('delay', 'wasm delay(n, { key })', (i) => pw.delay(nOf(i), { key: job(i) }))
+bench('floor', 'wasm-bindgen no-op delay(n, { key }), bag read by serde-wasm-bindgen', (i) => fw.delay(nOf(i), { key: job(i) }))
+bench('floor', 'wasm-bindgen no-op delayBare(n, { key }), bag not read', (i) => fw.delayBare(nOf(i), { key: job(i) }))
+// The wasm binding reads every object argument from a structuredClone copy
+// (bindings-wasm/src/convert.rs, `inert`): what that copy costs by itself.
+bench('floor', 'structuredClone({ key })', (i) => structuredClone({ key: job(i) }).key.length)
+bench('floor', 'structuredClone(failure) + structuredClone({ key, now })', (i) =>
+  structuredClone({ attempt: 3, type: 'external.timeout' }).attempt +
+  structuredClone({ key: job(i), now: NOW }).now)
+// The other jitter sources, for scale.
+bench('delay', 'native delay(n, { seed })', (i) => pn.delay(nOf(i), { seed: i }))
+bench('delay', 'native delay(n, { u })', (i) => pn.delay(nOf(i), { u: Math.random() }))
+bench('delay', "native delay(n), the host's entropy", (i) => pn.delay(nOf(i)))
+bench('delay', 'wasm delay(n, { seed })', (i) => pw.delay(nOf(i), { seed: i }))
+bench('delay', 'wasm delay(n, { u })', (i) => pw.delay(nOf(i), { u: Math.random() }))
+bench('delay', "wasm delay(n), the host's entropy", (i) => pw.delay(nOf(i)))
+
+// The peers: a hand-written formula, and BullMQ's own backoff (what a
+// BullMQ worker calls for a failed job).
 bench('delay', 'pure JS formula', (i) => {
   const n = nOf(i)
   return Math.floor(Math.min(I * C ** (n - 1), CAP) * (0.5 + Math.random()))
 })
 const bull = { type: 'exponential', delay: I, jitter: 0.5 }
 bench('delay', 'BullMQ Backoffs.calculate', (i) => Backoffs.calculate(bull, nOf(i)), {
-  note: 'base 2, no cap',
+  note: 'base 2, no cap, jitter 0.5',
 })
-/**
- * `fn` compiled afresh, its free variables bound from `env`: call sites of
- * its own. Closures made from one literal share V8's type feedback, so in
- * the loops over [native, wasm] below each `p.delay(...)` site saw both
- * classes and ran polymorphic, which no application holding one backend
- * does (2–4 ns a call measured: native delay(n) 50.8 and 52.7 ns shared,
- * 48.0 and 48.5 ns with sites of its own, in two runs); the floors are
- * literals of their own already.
- */
-function own(fn, env) {
-  return new Function(...Object.keys(env), `return (${fn})`)(...Object.values(env))
-}
-for (const [label, p] of [['native', pn], ['wasm', pw]]) {
-  const env = { p, nOf }
-  bench('delay', `${label} delay(n, u)`, own((i) => p.delay(nOf(i), Math.random()), env))
-  bench('delay', `${label} delay(n, { u })`, own((i) => p.delay(nOf(i), { u: Math.random() }), env))
-  bench('delay', `${label} delay(n, { seed })`, own((i) => p.delay(nOf(i), { seed: i }), env))
-  bench('delay', `${label} delay(n, { key })`, own((i) => p.delay(nOf(i), { key: 'job-8f3a' }), env))
-  bench('delay', `${label} delay(n), the host's entropy`, own((i) => p.delay(nOf(i)), env))
-}
 
-// Batch: 25 delays in one call against 25 single calls, per delay.
-const NS25 = Array.from({ length: 25 }, (_, i) => i + 1)
-const NS25F = Float64Array.from(NS25)
-for (const [label, p] of [['native', pn], ['wasm', pw]]) {
-  const env = { p, j: { seed: 42 }, NS25, NS25F }
-  bench('batch', `${label} 25 × delay(n, { seed }), per delay`, own(() => {
-    let s = 0
-    for (let n = 1; n <= 25; n++) s += p.delay(n, j)
-    return s
-  }, env), { per: 25 })
-  bench('batch', `${label} delays(Array(25), { seed }), per delay`, own(() => p.delays(NS25, j).length, env), { per: 25 })
-  bench('batch', `${label} delays(Float64Array(25), { seed }), per delay`, own(() => p.delays(NS25F, j).length, env), { per: 25 })
-}
+// decide(failure, { key: jobId, now }): a retryable failure checked against
+// the three patterns, and the floors of the same shape.
+bench('decide', 'native decide(failure, { key, now })', (i) =>
+  pn.decide({ attempt: 3, type: 'external.timeout' }, { key: job(i), now: NOW }).delayMs)
+bench('floor', 'napi-rs no-op decide(failure, { key, now }), objects read and made by napi-rs', (i) =>
+  fn.decide({ attempt: 3, type: 'external.timeout' }, { key: job(i), now: NOW }).delayMs)
+bench('floor', 'napi-rs no-op decideBare(failure, { key, now }), nothing read or made', (i) =>
+  fn.decideBare({ attempt: 3, type: 'external.timeout' }, { key: job(i), now: NOW }))
+bench('floor', "napi-rs no-op decideSerde(failure, { key, now }), objects read and made by napi-rs's serde", (i) =>
+  fn.decideSerde({ attempt: 3, type: 'external.timeout' }, { key: job(i), now: NOW }).delayMs)
+bench('decide', 'wasm decide(failure, { key, now })', (i) =>
+  pw.decide({ attempt: 3, type: 'external.timeout' }, { key: job(i), now: NOW }).delayMs)
+bench('floor', 'wasm-bindgen no-op decide(failure, { key, now }), objects read and made by serde-wasm-bindgen', (i) =>
+  fw.decide({ attempt: 3, type: 'external.timeout' }, { key: job(i), now: NOW }).delayMs)
+bench('floor', 'wasm-bindgen no-op decideBare(failure, { key, now }), nothing read or made', (i) =>
+  fw.decideBare({ attempt: 3, type: 'external.timeout' }, { key: job(i), now: NOW }))
 
-// decide: a retryable failure checked against the three patterns.
-const failure = { attempt: 3, type: 'external.timeout' }
-for (const [label, p] of [['native', pn], ['wasm', pw]]) {
-  bench('decide', `${label} decide(failure, { now, jitter: { seed } })`, own((i) =>
-    p.decide(failure, { now: 1_770_892_265_000, jitter: { seed: i } }).delayMs, { p, failure }))
+// Batch: 25 delays through one Float64Array against 25 single calls, per
+// delay (the retry numbers are written into the array before each call,
+// since the call replaces them with the delays).
+const NS25F = new Float64Array(25)
+const fill = (a) => {
+  for (let n = 0; n < 25; n++) a[n] = n + 1
+  return a
 }
+bench('batch', 'native 25 × delay(n, { key }), per delay', (i) => {
+  let s = 0
+  const key = job(i)
+  for (let n = 1; n <= 25; n++) s += pn.delay(n, { key })
+  return s
+}, { per: 25 })
+bench('batch', 'native delays(Float64Array(25), { key }), per delay', (i) =>
+  pn.delays(fill(NS25F), { key: job(i) })[24], { per: 25 })
+bench('floor', 'napi-rs no-op delays(Float64Array(25), { key }), per delay', (i) =>
+  fn.delays(fill(NS25F), { key: job(i) })[24], { per: 25 })
+bench('batch', 'wasm 25 × delay(n, { key }), per delay', (i) => {
+  let s = 0
+  const key = job(i)
+  for (let n = 1; n <= 25; n++) s += pw.delay(n, { key })
+  return s
+}, { per: 25 })
+bench('batch', 'wasm delays(Float64Array(25), { key }), per delay', (i) =>
+  pw.delays(fill(NS25F), { key: job(i) })[24], { per: 25 })
+bench('floor', 'wasm-bindgen no-op delays(Float64Array(25), { key }), per delay', (i) =>
+  fw.delays(fill(NS25F), { key: job(i) })[24], { per: 25 })
 
-// Parse + merge + validate the §12.3 document.
+// Parse + merge + validate the §12.3 document (information).
 const validate = new Ajv2020({ allErrors: true }).compile(SCHEMA)
 bench('parse', 'JSON.parse + ajv (compiled once)', () => {
   const doc = JSON.parse(POLICY_TEXT)
   if (!validate(doc)) throw new Error('ajv rejected §12.3')
   return doc.max_attempts
 })
-bench('parse', 'JSON.parse only', () => JSON.parse(POLICY_TEXT).max_attempts)
-// What any napi-rs class instance costs to create and collect (napi_wrap,
-// its weak reference, napi-rs's per-instance bookkeeping, the finalizer):
-// the floor of `new RetryPolicy(text)` while policies were such instances.
-bench('parse', 'native no-op class: new Floor()', () => new floor.Floor().delay(1, 0))
-bench('parse', 'native new RetryPolicy(text)', () => new native.RetryPolicy(POLICY_TEXT).maxAttempts)
-// The same without a document (the defaults): what creating and freeing any
-// wasm-bindgen object costs here, plus the core's defaults.
-bench('parse', 'wasm new RetryPolicy() (no document)', () => {
-  const p = new wasm.RetryPolicy()
-  const m = p.maxAttempts
-  p.free()
-  return m
-})
-bench('parse', 'wasm new RetryPolicy(text)', () => {
-  const p = new wasm.RetryPolicy(POLICY_TEXT)
+bench('parse', 'native RetryPolicy.fromJSON(text)', () => native.RetryPolicy.fromJSON(POLICY_TEXT).maxAttempts)
+bench('parse', 'wasm RetryPolicy.fromJSON(text)', () => {
+  const p = wasm.RetryPolicy.fromJSON(POLICY_TEXT)
   const m = p.maxAttempts
   p.free()
   return m
@@ -224,7 +230,12 @@ process.stdout.write(
   JSON.stringify(
     {
       suite: 'node',
-      env: { node: process.version, cpu, cores: os.cpus().length },
+      env: {
+        node: process.version,
+        cpu,
+        cores: os.cpus().length,
+        peers: { bullmq: require('bullmq/package.json').version, ajv: require('ajv/package.json').version },
+      },
       results,
     },
     null,

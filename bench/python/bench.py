@@ -1,4 +1,4 @@
-"""Python benchmarks of ojs-retry against the binding floors and the peers,
+"""Python benchmarks of ojs-retry against its floor and the peers,
 all in one process so that ratios compare figures measured under the same
 conditions. Run by scripts/bench inside its own virtualenv (the peers are
 installed there, never into the package); prints one JSON document:
@@ -34,6 +34,8 @@ SCHEMA = json.loads((ROOT / "bench" / "schema" / "retry-policy.schema.json").rea
 # The §12.3 curve, as in the Rust and Node benchmarks.
 I_MS, C, CAP_MS = 15_000, 4.0, 3_600_000
 N = 7  # a retry number past the cap (the cost does not depend on it)
+KEY = "job-8f3a"  # a queue's job id, the jitter key
+NOW = 1_770_892_265_000
 
 
 def main() -> None:
@@ -44,7 +46,7 @@ def main() -> None:
     # Samples are taken in rounds that visit every benchmark in turn, so
     # that a change in the machine's load touches a subject and its
     # baseline alike; `ns` is the median of all samples.
-    rounds, repeats, target_s = (1, 3, 0.002) if args.quick else (5, 3, 0.02)
+    rounds, repeats, target_s = (1, 3, 0.002) if args.quick else (7, 3, 0.02)
     only = re.compile(args.only)
     ns_: dict[str, Any] = {}
     benches: list[dict[str, Any]] = []
@@ -80,34 +82,46 @@ def main() -> None:
 
     import ojs_retry
     import ojs_retry_bench_floor as floor
-    import ojs_retry_bench_floor4 as floor4
 
-    # -- floors: a call into Rust that does nothing, and CPython's own C call.
-    ns_.update(noop=floor.noop, fl=floor.Floor(), ldexp=math.ldexp, N=N)
-    bench("floor", "pyo3 no-op function noop()", "noop()")
-    bench("floor", "pyo3 no-op method Floor().delay(n, u=0.5)", "fl.delay(N, u=0.5)")
-    bench("floor", "pyo3 no-op method Floor().delay(n)", "fl.delay(N)")
-    ns_.update(fl4=floor4.Floor4())
-    bench("floor", "pyo3 no-op method Floor4().delay(n, u=0.5), 4 methods", "fl4.delay(N, u=0.5)")
+    # Each call of the binding is measured next to the same call, with the
+    # same arguments, on the floor: a plain pyo3 class whose #[pymethods]
+    # have the same signatures and do nothing (bench/pyfloor).
+    policy = ojs_retry.RetryPolicy(POLICY_TEXT)
+    fl = floor.Floor()
+    ns_.update(policy=policy, fl=fl, N=N, KEY=KEY, now=NOW, TEXT=POLICY_TEXT)
+    ns_.update(RetryPolicy=ojs_retry.RetryPolicy, Floor=floor.Floor)
+    calls = [
+        ("delay", "delay(n, key=job_id)", "delay(N, key=KEY)"),
+        ("delay", "delay(n, seed=42)", "delay(N, seed=42)"),
+        ("delay", "delay(n, u=0.5)", "delay(N, u=0.5)"),
+        ("delay", "delay(n), OS entropy", "delay(N)"),
+        ("decide", "decide(3, type=..., now=..., key=job_id)", "decide(3, type='external.timeout', now=now, key=KEY)"),
+        ("decide", "decide(3, type=..., now=..., seed=42)", "decide(3, type='external.timeout', now=now, seed=42)"),
+    ]
+    for group, label, call in calls:
+        bench(group, f"ojs_retry policy.{label}", f"policy.{call}")
+        bench("floor", f"pyo3 no-op Floor().{label}", f"fl.{call}")
+    bench("parse", "ojs_retry RetryPolicy(json_text)", "RetryPolicy(TEXT)")
+    bench("floor", "pyo3 no-op Floor(json_text)", "Floor(TEXT)")
+    bench("parse", "ojs_retry RetryPolicy.from_json(json_text)", "RetryPolicy.from_json(TEXT)")
+    bench("floor", "pyo3 no-op Floor.from_json(json_text)", "Floor.from_json(TEXT)")
+    # CPython's own C call, for scale.
+    ns_.update(ldexp=math.ldexp)
     bench("floor", "math.ldexp(0.5, 3)", "ldexp(0.5, 3)")
 
-    # -- delay(n)
-    ns_.update(policy=ojs_retry.RetryPolicy(POLICY_TEXT))
-    bench("delay", "ojs_retry policy.delay(n, u=0.5)", "policy.delay(N, u=0.5)")
-    bench("delay", "ojs_retry policy.delay(n, seed=42)", "policy.delay(N, seed=42)")
-    bench("delay", "ojs_retry policy.delay(n, key='job-8f3a')", "policy.delay(N, key='job-8f3a')")
-    bench("delay", "ojs_retry policy.delay(n), OS entropy", "policy.delay(N)")
-    # What a user writes instead: the §12.3 curve with module-level names.
+    # -- delay(n): what a user writes instead, and the peers.
     ns_.update(rnd=random.random, I=I_MS, C=C, CAP=CAP_MS)
     bench("delay", "pure Python formula (tuned)", "int(min(I * C ** (N - 1), CAP) * (0.5 + rnd()))")
 
     import tenacity
 
-    wait = tenacity.wait_exponential(multiplier=15, exp_base=4, max=3600) + tenacity.wait_random(0, 1)
+    # tenacity's exponential wait with jitter: min(multiplier · base^(n−1) +
+    # uniform(0, jitter), max), in seconds (additive jitter).
+    wait = tenacity.wait_exponential_jitter(multiplier=15, max=3600, exp_base=4, jitter=15)
     state = tenacity.RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
     state.attempt_number = N
     ns_.update(wait=wait, state=state)
-    bench("delay", "tenacity wait_exponential + wait_random", "wait(state)", "seconds, additive jitter")
+    bench("delay", "tenacity wait_exponential_jitter", "wait(state)", "seconds, additive jitter")
 
     from celery.utils.time import get_exponential_backoff_interval
 
@@ -119,17 +133,8 @@ def main() -> None:
         "seconds, base 2, full jitter",
     )
 
-    # -- decide: a retryable failure checked against the three patterns.
-    ns_.update(now=1_770_892_265_000)
-    bench(
-        "decide",
-        "ojs_retry policy.decide(3, error_type=..., now=..., seed=...)",
-        "policy.decide(3, error_type='external.timeout', now=now, seed=42)",
-    )
-
-    # -- parse + merge + validate the §12.3 document.
-    ns_.update(RetryPolicy=ojs_retry.RetryPolicy, TEXT=POLICY_TEXT, loads=json.loads)
-    bench("parse", "ojs_retry RetryPolicy(json_text)", "RetryPolicy(TEXT)")
+    # -- parse + merge + validate the §12.3 document: the peers.
+    ns_.update(loads=json.loads)
     bench("parse", "json.loads only", "loads(TEXT)")
 
     import jsonschema

@@ -1,48 +1,119 @@
-//! No-op napi-rs calls, built exactly like the real addon (same crates,
-//! profile and CLI), so that the Node benchmarks can show what crossing the
-//! boundary costs by itself:
+//! The Node benchmarks' native floor: a plain napi-rs class whose methods
+//! have the shapes of the calls a queue makes on `RetryPolicy`, and do
+//! nothing. Built exactly like `bindings-node` (same napi-rs version and
+//! features, `napi build --release`), so that what the boundary costs by
+//! itself sits next to what the binding costs in the same run.
 //!
-//! * `noop()` — a free function, no arguments, no result;
-//! * `new Floor().delay(n, u)` — a method with the shape of
-//!   `RetryPolicy#delay(retryNumber, u)`: unwraps `this`, reads two numbers,
-//!   returns a number;
-//! * `new Floor()` — what creating (and collecting) any napi-rs class
-//!   instance costs (what `new RetryPolicy(text)` paid before policies
-//!   became handles);
-//! * `delayH(h, n, u)` — a free function with the shape of the addon's
-//!   `__delayU(handle, retryNumber, u)`, which `RetryPolicy#delay(n, u)`
-//!   calls since policies are JS objects holding a handle;
-//! * `delayH2(h, n)` — the same without the sample: `__delayE(handle,
-//!   retryNumber)`, which `RetryPolicy#delay(n)` calls.
-//! * `rawH(h, n, u)` and `rawH2(h, n)` — the same two no-ops registered
-//!   with Node-API directly, as the addon registers `__delayU`, `__delayS`
-//!   and `__delayE` (`bindings-node/src/raw.rs`): what the boundary costs
-//!   without napi-rs's generated callback.
+//! Two floors per call:
+//!
+//! * `delay`, `decide` — the arguments declared as napi-rs's own types
+//!   (`#[napi(object)]` option bags and failure, a `#[napi(object)]`
+//!   decision out): napi-rs converts the same values the binding reads and
+//!   writes, and nothing else happens. These are the floors of the targets.
+//! * `delayBare`, `decideBare` — the objects taken as `Unknown` and not
+//!   read, `decideBare` returning `undefined`: the call alone.
+//! * `delaySerde`, `decideSerde` — the objects read through napi-rs's serde
+//!   support (`Env::from_js_value`) into typed structs and the decision
+//!   made from a `serde_json::Value`, the route the binding takes for its
+//!   objects: what that route costs without the engine.
+//!
+//! `delays` takes a `Float64Array` and returns it, as the batch call does.
 
-use napi::bindgen_prelude::{Env, Object};
+use napi::Env;
+use napi::bindgen_prelude::{Either, Float64ArraySlice, Null, Unknown};
 use napi_derive::napi;
+use serde::Deserialize;
 
-/// Does nothing.
-#[napi]
-pub fn noop() {}
-
-/// Returns `n` (napi-rs reads all three arguments). Not `h + n`: a result
-/// above 2^31 costs V8 a heap number, which a delay in ms does not.
-#[napi(js_name = "delayH")]
-pub fn delay_h(h: f64, n: f64, u: f64) -> f64 {
-    let _ = (h, u);
-    n
+/// The jitter option bag of `delay(n, { u | seed | key })`.
+#[napi(object)]
+pub struct JitterOptions {
+    /// A caller's uniform sample in `[0, 1)`.
+    pub u: Option<f64>,
+    /// A seed.
+    pub seed: Option<f64>,
+    /// A jitter key (a queue's job id).
+    pub key: Option<String>,
 }
 
-/// Returns `n`: the shape of the addon's `delay(n)` export (no jitter
-/// source, `__delayE(h, n)`).
-#[napi(js_name = "delayH2")]
-pub fn delay_h2(h: f64, n: f64) -> f64 {
-    let _ = h;
-    n
+/// The option bag of `decide(failure, { now, u | seed | key })`.
+#[napi(object)]
+pub struct DecideOptions {
+    /// The current instant, epoch ms.
+    pub now: Option<f64>,
+    /// A caller's uniform sample in `[0, 1)`.
+    pub u: Option<f64>,
+    /// A seed.
+    pub seed: Option<f64>,
+    /// A jitter key (a queue's job id).
+    pub key: Option<String>,
 }
 
-/// A class whose method has the shape of `RetryPolicy#delay`.
+/// The failure `decide` takes: `{ attempt, type, code, timedOut, message }`.
+#[napi(object)]
+pub struct FailureArg {
+    /// The attempt that failed.
+    pub attempt: Option<f64>,
+    /// The error type.
+    #[napi(js_name = "type")]
+    pub error_type: Option<String>,
+    /// A handler code.
+    pub code: Option<String>,
+    /// Whether the reservation expired.
+    pub timed_out: Option<bool>,
+    /// The error message.
+    pub message: Option<String>,
+}
+
+/// A decision with the keys of the binding's (`null` for absent values).
+#[napi(object)]
+pub struct DecisionOut {
+    /// `"retry"`, `"discard"` or `"dead_letter"`.
+    pub action: String,
+    /// Why.
+    pub reason: String,
+    /// The failure's handler code, or `null` (napi-rs leaves a `None`
+    /// field out; the binding's decision has every key).
+    pub handler_code: Either<String, Null>,
+    /// The non-retryable pattern that matched, or `null`.
+    pub matched_pattern: Either<String, Null>,
+    /// The attempt that failed.
+    pub attempt: f64,
+    /// Whether the failure was a timeout.
+    pub timed_out: bool,
+    /// The retry number when retrying.
+    pub retry_number: Option<f64>,
+    /// The delay when retrying.
+    pub delay_ms: Option<f64>,
+    /// `now + delayMs` when retrying.
+    pub next_retry_at: Option<f64>,
+}
+
+/// The option bag read through napi-rs's serde support.
+// Written by serde and never read: a no-op.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SerdeOptions {
+    now: Option<f64>,
+    u: Option<f64>,
+    seed: Option<f64>,
+    key: Option<String>,
+}
+
+/// The failure read through napi-rs's serde support.
+#[allow(dead_code)]
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SerdeFailure {
+    attempt: Option<f64>,
+    #[serde(rename = "type")]
+    error_type: Option<String>,
+    code: Option<String>,
+    timed_out: Option<bool>,
+    message: Option<String>,
+}
+
+/// A class whose methods have the shapes of `RetryPolicy`'s, and do nothing.
 #[napi]
 pub struct Floor {
     base: f64,
@@ -57,47 +128,97 @@ impl Floor {
         Self { base: 0.0 }
     }
 
-    /// Returns `base + n` (reads both arguments, touches `this`).
+    /// `delay(n, { key })`'s shape; napi-rs reads the option bag. Returns
+    /// `base + n` (touches `this`).
     #[napi]
-    pub fn delay(&self, n: f64, u: f64) -> f64 {
-        let _ = u;
+    pub fn delay(&self, n: f64, options: Option<JitterOptions>) -> f64 {
+        let _ = options;
         self.base + n
+    }
+
+    /// `delay(n, options)` with the option bag passed and not read.
+    #[napi]
+    pub fn delay_bare(&self, n: f64, options: Option<Unknown<'_>>) -> f64 {
+        let _ = options;
+        self.base + n
+    }
+
+    /// `delay(n, options)` with the option bag read through napi-rs's serde
+    /// support.
+    #[napi]
+    pub fn delay_serde(&self, env: Env, n: f64, options: Option<Unknown<'_>>) -> napi::Result<f64> {
+        let o = options
+            .map(|v| env.from_js_value::<SerdeOptions, _>(v))
+            .transpose()?;
+        std::hint::black_box(o);
+        Ok(self.base + n)
+    }
+
+    /// `delays(Float64Array, options)`: returns the same array.
+    #[napi]
+    pub fn delays<'a>(
+        &self,
+        retry_numbers: Float64ArraySlice<'a>,
+        options: Option<Unknown<'_>>,
+    ) -> Float64ArraySlice<'a> {
+        let _ = options;
+        retry_numbers
+    }
+
+    /// `decide(failure, { key, now })`'s shape; napi-rs reads both objects
+    /// and makes a decision object of the binding's keys (a retry).
+    #[napi]
+    pub fn decide(&self, failure: FailureArg, options: Option<DecideOptions>) -> DecisionOut {
+        let _ = options;
+        DecisionOut {
+            action: "retry".to_owned(),
+            reason: "retryable".to_owned(),
+            handler_code: Either::B(Null),
+            matched_pattern: Either::B(Null),
+            attempt: failure.attempt.unwrap_or(1.0),
+            timed_out: false,
+            retry_number: failure.attempt,
+            delay_ms: Some(self.base + 240_000.0),
+            next_retry_at: Some(self.base + 1_770_892_505_000.0),
+        }
+    }
+
+    /// `decide(failure, options)` with both objects read through napi-rs's
+    /// serde support and the decision made from a `serde_json::Value`.
+    #[napi]
+    pub fn decide_serde(
+        &self,
+        env: Env,
+        failure: Unknown<'_>,
+        options: Option<Unknown<'_>>,
+    ) -> napi::Result<serde_json::Value> {
+        let f = env.from_js_value::<SerdeFailure, _>(failure)?;
+        let o = options
+            .map(|v| env.from_js_value::<SerdeOptions, _>(v))
+            .transpose()?;
+        let attempt = f.attempt.unwrap_or(1.0);
+        std::hint::black_box((f, o));
+        Ok(serde_json::json!({
+            "action": "retry",
+            "reason": "retryable",
+            "handlerCode": null,
+            "matchedPattern": null,
+            "attempt": attempt,
+            "timedOut": false,
+            "retryNumber": attempt,
+            "delayMs": self.base + 240_000.0,
+            "nextRetryAt": self.base + 1_770_892_505_000.0,
+        }))
+    }
+
+    /// `decide(failure, options)` with both objects passed and not read;
+    /// returns `undefined`.
+    #[napi]
+    pub fn decide_bare(&self, failure: Unknown<'_>, options: Option<Unknown<'_>>) {
+        let _ = (failure, options);
     }
 }
 
-// The addon's own file: the floor reads its arguments and answers exactly
-// as the addon's fast calls do. (It has no batch call: `with_f64s` goes
-// unused here.)
-#[allow(dead_code)]
-#[path = "../../../bindings-node/src/napi_raw.rs"]
-mod napi_raw;
-
-use napi_raw::{number, numbers};
-
-#[allow(unsafe_code)]
-unsafe extern "C" fn raw_h(
-    env: napi::sys::napi_env,
-    info: napi::sys::napi_callback_info,
-) -> napi::sys::napi_value {
-    let [_, n, _] = numbers(env, info);
-    number(env, n)
-}
-
-#[allow(unsafe_code)]
-unsafe extern "C" fn raw_h2(
-    env: napi::sys::napi_env,
-    info: napi::sys::napi_callback_info,
-) -> napi::sys::napi_value {
-    let [_, n] = numbers(env, info);
-    number(env, n)
-}
-
-/// Registers `rawH` and `rawH2`.
-///
-/// # Errors
-///
-/// Node-API's, if a function cannot be added.
-#[napi(module_exports)]
-pub fn register(exports: Object<'_>, env: Env) -> napi::Result<()> {
-    napi_raw::register(&env, &exports, &[(c"rawH", raw_h), (c"rawH2", raw_h2)])
-}
+/// A free function that does nothing: the cheapest call napi-rs makes.
+#[napi]
+pub fn noop() {}
