@@ -261,7 +261,7 @@ impl RetryPolicy {
         let opts = self::options(&env, options)?;
         let src = opts.jitter.as_ref().map(ojs_retry::Jitter::source);
         let rows = self.inner.schedule(count, src).or_throw(&env)?;
-        let rows: Vec<Value> = rows.iter().map(|r| r.to_value(Case::Camel)).collect();
+        let rows: Vec<_> = rows.iter().map(|r| ojs_retry::Cased(r, Case::Camel)).collect();
         to_js(&rows)
     }
 
@@ -284,6 +284,6 @@ impl RetryPolicy {
             .inner
             .decide(&failure, now, opts.jitter_or_entropy())
             .or_throw(&env)?;
-        to_js(&d.to_value(Case::Camel))
+        to_js(&ojs_retry::Cased(&d, Case::Camel))
     }
 }

@@ -99,10 +99,10 @@ impl RetryState {
     /// epoch ms).
     #[napi(getter, ts_return_type = "ErrorRecord[]")]
     pub fn errors(&self) -> napi::Result<serde_json::Value> {
-        let records: Vec<Value> = self
+        let records: Vec<_> = self
             .inner
             .errors()
-            .map(|r| r.to_value(Case::Camel))
+            .map(|r| ojs_retry::Cased(r, Case::Camel))
             .collect();
         to_js(&records)
     }
@@ -136,7 +136,7 @@ impl RetryState {
             .inner
             .record_failure(policy, &failure, now, opts.jitter_or_entropy())
             .or_throw(&env)?;
-        to_js(&d.to_value(Case::Camel))
+        to_js(&ojs_retry::Cased(&d, Case::Camel))
     }
 
     /// The §10 state document (snake_case; RFC 3339 timestamps).

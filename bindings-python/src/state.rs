@@ -109,9 +109,10 @@ impl PyRetryState {
     /// The error history, oldest first: dicts with ``timestamp_ms`` (epoch ms).
     #[getter]
     fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let records: Vec<ojs_retry::Value> = lock(&self.inner)
+        let state = lock(&self.inner);
+        let records: Vec<_> = state
             .errors()
-            .map(|r| r.to_value(Case::Snake))
+            .map(|r| ojs_retry::Cased(r, Case::Snake))
             .collect();
         Ok(pythonize::pythonize(py, &records)?.cast_into::<PyList>()?)
     }

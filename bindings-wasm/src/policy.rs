@@ -230,7 +230,7 @@ impl RetryPolicy {
         let rows = self
             .0
             .schedule(count, o.jitter.as_ref().map(|j| j.source()))?;
-        let rows: Vec<_> = rows.iter().map(|r| r.to_value(Case::Camel)).collect();
+        let rows: Vec<_> = rows.iter().map(|r| ojs_retry::Cased(r, Case::Camel)).collect();
         convert::out(&rows, "count")
     }
 
@@ -246,7 +246,7 @@ impl RetryPolicy {
         let d = self
             .0
             .decide(&failure, convert::now(&o)?, o.jitter_or_entropy())?;
-        convert::out(&d.to_value(Case::Camel), "decision")
+        convert::out(&ojs_retry::Cased(&d, Case::Camel), "decision")
     }
 }
 

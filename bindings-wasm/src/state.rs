@@ -97,11 +97,10 @@ impl RetryState {
     /// The error history, oldest first (camelCase, `timestampMs` epoch ms).
     #[wasm_bindgen(getter, unchecked_return_type = "ErrorRecord[]")]
     pub fn errors(&self) -> JsResult<JsValue> {
-        let records: Vec<_> = self
-            .0
-            .borrow()
+        let state = self.0.borrow();
+        let records: Vec<_> = state
             .errors()
-            .map(|r| r.to_value(Case::Camel))
+            .map(|r| ojs_retry::Cased(r, Case::Camel))
             .collect();
         convert::out(&records, "errors")
     }
@@ -127,7 +126,7 @@ impl RetryState {
             self.0
                 .borrow_mut()
                 .record_failure(&policy.0, &failure, now, o.jitter_or_entropy())?;
-        convert::out(&d.to_value(Case::Camel), "decision")
+        convert::out(&ojs_retry::Cased(&d, Case::Camel), "decision")
     }
 
     /// The §10 state document (snake_case, RFC 3339 instants).

@@ -32,10 +32,11 @@ use alloc::string::String;
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
+use crate::cased::Cased;
+
 use crate::error::quote;
 use crate::failure::HandlerCode;
 use crate::value::Case;
-use crate::value::Value;
 use alloc::format;
 
 /// What the queue should do with the job.
@@ -201,36 +202,27 @@ impl Decision {
 
 impl Serialize for Decision {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Decision", 9)?;
-        st.serialize_field("action", self.action.as_str())?;
-        st.serialize_field("reason", self.reason.as_str())?;
-        st.serialize_field("handler_code", &self.handler_code.map(HandlerCode::as_str))?;
-        let pattern = match &self.reason {
-            Reason::NonRetryable { pattern } => Some(pattern.as_str()),
-            _ => None,
-        };
-        st.serialize_field("matched_pattern", &pattern)?;
-        st.serialize_field("attempt", &self.attempt)?;
-        st.serialize_field("timed_out", &self.timed_out)?;
-        st.serialize_field("retry_number", &self.retry_number)?;
-        st.serialize_field("delay_ms", &self.delay_ms)?;
-        st.serialize_field("next_retry_at", &self.next_retry_at)?;
-        st.end()
+        Cased(self, Case::Snake).serialize(s)
     }
 }
 
-impl Decision {
-    /// The decision as an object for a host: the keys of its JSON form in
-    /// `case` (`delayMs`, `nextRetryAt` in [`Case::Camel`]).
-    ///
-    /// ```
-    /// use ojs_retry::{Case, Failure, JitterSource, RetryPolicy};
-    /// let d = RetryPolicy::default().decide(&Failure::new(1), 0, JitterSource::Uniform(0.5)).unwrap();
-    /// let v = d.to_value(Case::Camel);
-    /// assert_eq!(v.get("delayMs").and_then(|x| x.as_number()).map(|n| n.as_f64()), Some(1000.0));
-    /// ```
-    #[must_use]
-    pub fn to_value(&self, case: Case) -> Value {
-        crate::value::to_cased_value(self, case)
+impl Serialize for Cased<'_, Decision> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (d, c) = (self.0, self.1);
+        let pattern = match &d.reason {
+            Reason::NonRetryable { pattern } => Some(pattern.as_str()),
+            _ => None,
+        };
+        let mut st = s.serialize_struct("Decision", 9)?;
+        st.serialize_field("action", d.action.as_str())?;
+        st.serialize_field("reason", d.reason.as_str())?;
+        st.serialize_field(crate::cased::key(c, "handler_code", "handlerCode"), &d.handler_code.map(HandlerCode::as_str))?;
+        st.serialize_field(crate::cased::key(c, "matched_pattern", "matchedPattern"), &pattern)?;
+        st.serialize_field("attempt", &d.attempt)?;
+        st.serialize_field(crate::cased::key(c, "timed_out", "timedOut"), &d.timed_out)?;
+        st.serialize_field(crate::cased::key(c, "retry_number", "retryNumber"), &d.retry_number)?;
+        st.serialize_field(crate::cased::key(c, "delay_ms", "delayMs"), &d.delay_ms)?;
+        st.serialize_field(crate::cased::key(c, "next_retry_at", "nextRetryAt"), &d.next_retry_at)?;
+        st.end()
     }
 }

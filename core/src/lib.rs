@@ -77,6 +77,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod backoff;
+mod cased;
 pub mod decision;
 mod describe;
 pub mod duration;
@@ -99,6 +100,7 @@ pub mod value;
 struct ReadmeExample;
 
 pub use backoff::{ScheduleRow, Strategy};
+pub use cased::Cased;
 pub use decision::{Action, Decision, Reason};
 pub use duration::{MAX_MS, format_duration, parse_duration};
 pub use error::{Error, ErrorCode, Fault};

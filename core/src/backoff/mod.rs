@@ -39,6 +39,7 @@
 use alloc::vec::Vec;
 
 use crate::duration::MAX_MS;
+use serde::ser::SerializeStruct as _;
 use crate::jitter::Sample;
 
 /// How the raw delay grows with the retry number (§3).
@@ -247,7 +248,7 @@ impl CappedDelays {
 /// assert_eq!((r.min_ms, r.max_ms, r.cumulative_ms), (2_000, 5_999, 7_000));
 /// # Ok::<(), ojs_retry::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScheduleRow {
     /// The retry number `n` (1-based).
     pub retry_number: u64,
@@ -268,19 +269,14 @@ pub struct ScheduleRow {
     pub cumulative_ms: u64,
 }
 
-impl ScheduleRow {
-    /// The row as an object for a host, keys in `case` (`retryNumber`,
-    /// `rawMs` … in [`Case::Camel`](crate::Case::Camel)).
-    ///
-    /// ```
-    /// let rows = ojs_retry::RetryPolicy::default().schedule(1, None).unwrap();
-    /// assert!(rows[0].to_value(ojs_retry::Case::Camel).get("cappedMs").is_some());
-    /// ```
-    #[must_use]
-    pub fn to_value(&self, case: crate::value::Case) -> crate::value::Value {
-        crate::value::to_cased_value(self, case)
+/// The row's JSON form (snake_case keys).
+impl serde::Serialize for ScheduleRow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        crate::cased::Cased(self, crate::value::Case::Snake).serialize(s)
     }
+}
 
+impl ScheduleRow {
     /// Adds this row's delay (drawn, else capped) to the running `total`,
     /// saturating at 2^53 − 1, and records it as `cumulative_ms`.
     pub(crate) fn accumulate(&mut self, total: &mut u64) {
@@ -552,6 +548,22 @@ impl Backoff {
     /// Whether a jitter sample changes anything (so sources need not draw).
     pub(crate) fn uses_sample(&self) -> bool {
         self.spread != Spread::None
+    }
+}
+
+impl serde::Serialize for crate::cased::Cased<'_, ScheduleRow> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (r, c) = (self.0, self.1);
+        let mut st = s.serialize_struct("ScheduleRow", 8)?;
+        st.serialize_field(crate::cased::key(c, "retry_number", "retryNumber"), &r.retry_number)?;
+        st.serialize_field("attempt", &r.attempt)?;
+        st.serialize_field(crate::cased::key(c, "raw_ms", "rawMs"), &r.raw_ms)?;
+        st.serialize_field(crate::cased::key(c, "capped_ms", "cappedMs"), &r.capped_ms)?;
+        st.serialize_field(crate::cased::key(c, "min_ms", "minMs"), &r.min_ms)?;
+        st.serialize_field(crate::cased::key(c, "max_ms", "maxMs"), &r.max_ms)?;
+        st.serialize_field(crate::cased::key(c, "delay_ms", "delayMs"), &r.delay_ms)?;
+        st.serialize_field(crate::cased::key(c, "cumulative_ms", "cumulativeMs"), &r.cumulative_ms)?;
+        st.end()
     }
 }
 

@@ -35,8 +35,7 @@ use crate::failure::HandlerCode;
 use crate::jitter::JitterSource;
 use crate::policy::RetryPolicy;
 use crate::time;
-use crate::value::Case;
-use crate::value::{Map, Value};
+use crate::value::Value;
 use read::read_state;
 
 mod read;
@@ -101,27 +100,6 @@ pub struct ErrorRecord {
     pub details: Option<Value>,
 }
 
-impl ErrorRecord {
-    /// The record as an object for a host, keys in `case`, the timestamp as
-    /// epoch ms (`timestamp_ms` / `timestampMs`).
-    ///
-    /// ```
-    /// use ojs_retry::{Case, ErrorRecord, HandlerCode};
-    /// let r = ErrorRecord { attempt: 1, error_type: "x".into(), message: "m".into(), code: HandlerCode::Retry, timestamp_ms: 5, details: None };
-    /// assert_eq!(r.to_value(Case::Camel).to_string(), r#"{"attempt":1,"code":"RETRY","details":null,"message":"m","timestampMs":5,"type":"x"}"#);
-    /// ```
-    #[must_use]
-    pub fn to_value(&self, case: Case) -> Value {
-        let mut m = Map::new();
-        m.insert("attempt".into(), self.attempt.into());
-        m.insert("type".into(), self.error_type.as_str().into());
-        m.insert("message".into(), self.message.as_str().into());
-        m.insert("code".into(), self.code.as_str().into());
-        m.insert(case.key("timestamp_ms"), self.timestamp_ms.into());
-        m.insert("details".into(), self.details.clone().unwrap_or_default());
-        Value::Object(m)
-    }
-}
 
 /// A job's retry state.
 ///
@@ -456,6 +434,22 @@ impl Serialize for ErrorRecord {
         } else {
             st.skip_field("details")?;
         }
+        st.end()
+    }
+}
+
+/// A history entry for a host: its instant as epoch ms (`timestamp_ms`),
+/// where the §10 document (`ErrorRecord`'s own `Serialize`) writes RFC 3339.
+impl Serialize for crate::cased::Cased<'_, ErrorRecord> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (r, c) = (self.0, self.1);
+        let mut st = s.serialize_struct("ErrorRecord", 6)?;
+        st.serialize_field("attempt", &r.attempt)?;
+        st.serialize_field("type", &r.error_type)?;
+        st.serialize_field("message", &r.message)?;
+        st.serialize_field("code", r.code.as_str())?;
+        st.serialize_field(crate::cased::key(c, "timestamp_ms", "timestampMs"), &r.timestamp_ms)?;
+        st.serialize_field("details", &r.details)?;
         st.end()
     }
 }

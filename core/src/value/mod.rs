@@ -469,34 +469,6 @@ impl Serialize for Value {
     }
 }
 
-/// `x` as its `Serialize` impl writes it, with the top-level keys in
-/// `case`: the objects bindings hand to JavaScript (camelCase) or Python.
-pub(crate) fn to_cased_value<T: serde::Serialize>(x: &T, case: Case) -> Value {
-    fn convert(v: serde_json::Value) -> Value {
-        match v {
-            serde_json::Value::Null => Value::Null,
-            serde_json::Value::Bool(b) => Value::Bool(b),
-            serde_json::Value::Number(n) => match (n.as_u64(), n.as_i64()) {
-                (Some(u), _) => u.into(),
-                (None, Some(i)) => i.into(),
-                (None, None) => n.as_f64().unwrap_or(0.0).into(),
-            },
-            serde_json::Value::String(s) => Value::String(s),
-            serde_json::Value::Array(a) => Value::Array(a.into_iter().map(convert).collect()),
-            serde_json::Value::Object(m) => {
-                Value::Object(m.into_iter().map(|(k, v)| (k, convert(v))).collect())
-            }
-        }
-    }
-    match serde_json::to_value(x).map(convert) {
-        Ok(Value::Object(m)) => {
-            Value::Object(m.into_iter().map(|(k, v)| (case.key(&k), v)).collect())
-        }
-        Ok(other) => other,
-        Err(_) => Value::Null,
-    }
-}
-
 const _: () = assert!(MAX_MS == 9_007_199_254_740_991);
 
 /// Reads an integer field: JSON Schema integers (`3`, `3.0`, `1e2`), at
