@@ -261,7 +261,10 @@ impl RetryPolicy {
         let opts = self::options(&env, options)?;
         let src = opts.jitter.as_ref().map(ojs_retry::Jitter::source);
         let rows = self.inner.schedule(count, src).or_throw(&env)?;
-        let rows: Vec<_> = rows.iter().map(|r| ojs_retry::Cased(r, Case::Camel)).collect();
+        let rows: Vec<_> = rows
+            .iter()
+            .map(|r| ojs_retry::Cased(r, Case::Camel))
+            .collect();
         to_js(&rows)
     }
 

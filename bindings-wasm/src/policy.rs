@@ -230,7 +230,10 @@ impl RetryPolicy {
         let rows = self
             .0
             .schedule(count, o.jitter.as_ref().map(|j| j.source()))?;
-        let rows: Vec<_> = rows.iter().map(|r| ojs_retry::Cased(r, Case::Camel)).collect();
+        let rows: Vec<_> = rows
+            .iter()
+            .map(|r| ojs_retry::Cased(r, Case::Camel))
+            .collect();
         convert::out(&rows, "count")
     }
 

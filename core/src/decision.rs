@@ -216,13 +216,25 @@ impl Serialize for Cased<'_, Decision> {
         let mut st = s.serialize_struct("Decision", 9)?;
         st.serialize_field("action", d.action.as_str())?;
         st.serialize_field("reason", d.reason.as_str())?;
-        st.serialize_field(crate::cased::key(c, "handler_code", "handlerCode"), &d.handler_code.map(HandlerCode::as_str))?;
-        st.serialize_field(crate::cased::key(c, "matched_pattern", "matchedPattern"), &pattern)?;
+        st.serialize_field(
+            crate::cased::key(c, "handler_code", "handlerCode"),
+            &d.handler_code.map(HandlerCode::as_str),
+        )?;
+        st.serialize_field(
+            crate::cased::key(c, "matched_pattern", "matchedPattern"),
+            &pattern,
+        )?;
         st.serialize_field("attempt", &d.attempt)?;
         st.serialize_field(crate::cased::key(c, "timed_out", "timedOut"), &d.timed_out)?;
-        st.serialize_field(crate::cased::key(c, "retry_number", "retryNumber"), &d.retry_number)?;
+        st.serialize_field(
+            crate::cased::key(c, "retry_number", "retryNumber"),
+            &d.retry_number,
+        )?;
         st.serialize_field(crate::cased::key(c, "delay_ms", "delayMs"), &d.delay_ms)?;
-        st.serialize_field(crate::cased::key(c, "next_retry_at", "nextRetryAt"), &d.next_retry_at)?;
+        st.serialize_field(
+            crate::cased::key(c, "next_retry_at", "nextRetryAt"),
+            &d.next_retry_at,
+        )?;
         st.end()
     }
 }

@@ -39,8 +39,8 @@
 use alloc::vec::Vec;
 
 use crate::duration::MAX_MS;
-use serde::ser::SerializeStruct as _;
 use crate::jitter::Sample;
+use serde::ser::SerializeStruct as _;
 
 /// How the raw delay grows with the retry number (§3).
 ///
@@ -555,14 +555,20 @@ impl serde::Serialize for crate::cased::Cased<'_, ScheduleRow> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let (r, c) = (self.0, self.1);
         let mut st = s.serialize_struct("ScheduleRow", 8)?;
-        st.serialize_field(crate::cased::key(c, "retry_number", "retryNumber"), &r.retry_number)?;
+        st.serialize_field(
+            crate::cased::key(c, "retry_number", "retryNumber"),
+            &r.retry_number,
+        )?;
         st.serialize_field("attempt", &r.attempt)?;
         st.serialize_field(crate::cased::key(c, "raw_ms", "rawMs"), &r.raw_ms)?;
         st.serialize_field(crate::cased::key(c, "capped_ms", "cappedMs"), &r.capped_ms)?;
         st.serialize_field(crate::cased::key(c, "min_ms", "minMs"), &r.min_ms)?;
         st.serialize_field(crate::cased::key(c, "max_ms", "maxMs"), &r.max_ms)?;
         st.serialize_field(crate::cased::key(c, "delay_ms", "delayMs"), &r.delay_ms)?;
-        st.serialize_field(crate::cased::key(c, "cumulative_ms", "cumulativeMs"), &r.cumulative_ms)?;
+        st.serialize_field(
+            crate::cased::key(c, "cumulative_ms", "cumulativeMs"),
+            &r.cumulative_ms,
+        )?;
         st.end()
     }
 }

@@ -100,7 +100,6 @@ pub struct ErrorRecord {
     pub details: Option<Value>,
 }
 
-
 /// A job's retry state.
 ///
 /// Equal states show the same records: the history never holds more than
@@ -448,7 +447,10 @@ impl Serialize for crate::cased::Cased<'_, ErrorRecord> {
         st.serialize_field("type", &r.error_type)?;
         st.serialize_field("message", &r.message)?;
         st.serialize_field("code", r.code.as_str())?;
-        st.serialize_field(crate::cased::key(c, "timestamp_ms", "timestampMs"), &r.timestamp_ms)?;
+        st.serialize_field(
+            crate::cased::key(c, "timestamp_ms", "timestampMs"),
+            &r.timestamp_ms,
+        )?;
         st.serialize_field("details", &r.details)?;
         st.end()
     }
