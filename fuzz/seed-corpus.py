@@ -3,14 +3,12 @@
 
     fuzz/seed-corpus.py [corpus-dir]
 
-* duration: every `parse_duration` text and `format_duration` result.
+* duration: every `parse_duration` / `parse_timestamp` text and every
+  `format_duration` / `format_timestamp` result.
 * policy_bytes: every policy document of every vector as JSON text (layers
-  joined by 0x1E, the target's layer separator), every `json` input, and
-  every §10 state document.
-* fast_layer: the same documents as policy_bytes, and the valid examples of
-  examples/ (libFuzzer mutates them; the target also splices its input into
-  them).
-* json: the same as fast_layer (the reader against serde_json).
+  joined by 0x1E, the target's layer separator), every §10 state document,
+  every failure, every preset configuration (with its `system`, and as a
+  `{"preset": ...}` document), and the examples of examples/.
 * policy_value, transitions: the same bytes as policy_bytes. These targets
   read their input through `arbitrary`, so a seed is not a document to them,
   only a varied starting point for libFuzzer's mutations.
@@ -29,7 +27,7 @@ OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "fuzz" / "corpus"
 
 def plain(v):
     """The vector value without the hostile-input encodings (`$special`
-    and friends), which only runners expand; huge ones are left out."""
+    and friends), which only runners expand."""
     if isinstance(v, dict):
         if any(k.startswith("$") for k in v):
             return None
@@ -40,34 +38,41 @@ def plain(v):
 
 
 def seeds():
-    durations, docs = set(), set()
+    texts, docs = set(), set()
     for f in sorted((ROOT / "tests" / "vectors").glob("*.json")):
         for case in json.loads(f.read_text(encoding="utf-8"))["cases"]:
             i = case.get("input", {})
             op = case["op"]
-            if op == "parse_duration" and isinstance(i.get("text"), str):
-                durations.add(i["text"])
-            if op == "format_duration" and "expect" in case:
-                durations.add(case["expect"]["text"])
+            expect = case.get("expect") or {}
+            if op in ("parse_duration", "parse_timestamp") and isinstance(i.get("text"), str):
+                texts.add(i["text"])
+            if op in ("format_duration", "format_timestamp") and isinstance(expect.get("text"), str):
+                texts.add(expect["text"])
             if op == "policy":
                 if isinstance(i.get("json"), list) and all(isinstance(t, str) for t in i["json"]):
                     docs.add("\x1e".join(i["json"]))
                 if isinstance(i.get("layers"), list):
                     docs.add("\x1e".join(json.dumps(plain(layer)) for layer in i["layers"]))
-            if "policy" in i:
-                docs.add(json.dumps(plain(i["policy"])))
-            if "initial" in i:
-                docs.add(json.dumps(plain(i["initial"])))
-            if "expect" in case and "state" in case["expect"]:
-                docs.add(json.dumps(case["expect"]["state"]))
+            if op == "preset" and isinstance(i.get("config"), dict):
+                config = dict(plain(i["config"]), system=i.get("system"))
+                docs.add(json.dumps(config))
+                docs.add(json.dumps({"preset": config}))
+            for key in ("policy", "initial", "failure"):
+                if key in i:
+                    docs.add(json.dumps(plain(i[key])))
+            for ev in i.get("events") or []:
+                if isinstance(ev, dict) and isinstance(ev.get("fail"), dict):
+                    docs.add(json.dumps(plain(dict(ev["fail"], attempt=1))))
+            for failure in i.get("failures") or []:
+                docs.add(json.dumps(plain(failure)))
+            if isinstance(expect, dict) and "state" in expect:
+                docs.add(json.dumps(expect["state"]))
     examples = {
         f.read_text(encoding="utf-8") for f in sorted((ROOT / "examples").glob("*.json"))
     }
     return {
-        "duration": durations,
-        "policy_bytes": docs,
-        "fast_layer": docs | examples,
-        "json": docs | examples,
+        "duration": texts,
+        "policy_bytes": docs | examples,
         "policy_value": docs,
         "transitions": docs,
     }
