@@ -208,37 +208,8 @@ fn parse_any(text: &str) -> Result<u64, String> {
             }
             continue;
         }
-        // A number: digits, then for seconds an optional fraction.
-        let int_len = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-        if int_len == 0 {
-            return Err(match first {
-                b'.' | b',' => fail("a fraction needs a digit before the decimal point"),
-                b'-' | b'+' => fail("durations have no sign"),
-                b'W' => fail("weeks are not supported; use days (7D) instead"),
-                _ if first.is_ascii_lowercase() => fail("designators must be upper case"),
-                _ => fail("expected a number before each designator"),
-            });
-        }
-        let (int_digits, after) = rest.split_at(int_len);
-        let mut value = digits_value(int_digits).ok_or_else(|| fail("a number is too large"))?;
-        let mut frac: Option<&[u8]> = None;
-        let mut after = after;
-        if let Some((&sep, tail)) = after.split_first()
-            && (sep == b'.' || sep == b',')
-        {
-            if sep == b',' {
-                return Err(fail("use a decimal point, not a comma"));
-            }
-            let frac_len = tail.iter().take_while(|b| b.is_ascii_digit()).count();
-            if frac_len == 0 {
-                return Err(fail(
-                    "a decimal point must be followed by at least one digit",
-                ));
-            }
-            let (f, t) = tail.split_at(frac_len);
-            frac = Some(f);
-            after = t;
-        }
+        let (value, frac, after) = number(rest).map_err(fail)?;
+        let mut value = value;
         let Some((&designator, tail)) = after.split_first() else {
             return Err(fail(
                 "a number must be followed by a designator (Y, M, D, H, M or S)",
@@ -251,18 +222,7 @@ fn parse_any(text: &str) -> Result<u64, String> {
             .position(|(d, _)| *d == designator)
             .map(|p| p.saturating_add(next_unit))
         else {
-            let why = if designator.is_ascii_lowercase() {
-                "designators must be upper case"
-            } else if designator == b'W' {
-                "weeks are not supported; use days (7D) instead"
-            } else if units.iter().any(|(d, _)| *d == designator) {
-                "components must appear once each, in the order Y M D T H M S"
-            } else if !in_time && TIME_UNITS.iter().any(|(d, _)| *d == designator) {
-                "hours and seconds must come after 'T'"
-            } else {
-                "unexpected character"
-            };
-            return Err(fail(why));
+            return Err(fail(designator_error(designator, in_time, units)));
         };
         let unit = units.get(pos).map_or(SECOND, |(_, len)| *len);
         if frac.is_some() && !(in_time && designator == b'S') {
@@ -272,22 +232,7 @@ fn parse_any(text: &str) -> Result<u64, String> {
             .checked_mul(unit)
             .ok_or_else(|| fail("the duration is too large"))?;
         if let Some(f) = frac {
-            // Milliseconds from the first three digits; the rest must be zero.
-            let mut ms: u128 = 0;
-            for (i, d) in f.iter().enumerate() {
-                let digit = u128::from(digit_value(*d));
-                if i < 3 {
-                    ms = ms.saturating_mul(10).saturating_add(digit);
-                } else if digit != 0 {
-                    return Err(fail(
-                        "durations are exact to the millisecond; this one has a sub-millisecond remainder",
-                    ));
-                }
-            }
-            for _ in f.len()..3 {
-                ms = ms.saturating_mul(10);
-            }
-            value = value.saturating_add(ms);
+            value = value.saturating_add(fraction_ms(f).map_err(fail)?);
         }
         total = total
             .checked_add(value)
@@ -312,6 +257,73 @@ fn parse_any(text: &str) -> Result<u64, String> {
         return Err(fail("expected at least one component"));
     }
     u64::try_from(total).map_err(|_| fail("the duration is too large"))
+}
+
+/// A component's number: its integer value, the digits of its fraction if
+/// it has one, and the text that follows.
+type Number<'a> = (u128, Option<&'a [u8]>, &'a [u8]);
+
+/// The number at the start of `rest`, or why there is none.
+fn number(rest: &[u8]) -> Result<Number<'_>, &'static str> {
+    let first = rest.first().copied().unwrap_or_default();
+    let int_len = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if int_len == 0 {
+        return Err(match first {
+            b'.' | b',' => "a fraction needs a digit before the decimal point",
+            b'-' | b'+' => "durations have no sign",
+            b'W' => "weeks are not supported; use days (7D) instead",
+            _ if first.is_ascii_lowercase() => "designators must be upper case",
+            _ => "expected a number before each designator",
+        });
+    }
+    let (int_digits, after) = rest.split_at(int_len);
+    let value = digits_value(int_digits).ok_or("a number is too large")?;
+    match after.split_first() {
+        Some((b',', _)) => Err("use a decimal point, not a comma"),
+        Some((b'.', tail)) => {
+            let frac_len = tail.iter().take_while(|b| b.is_ascii_digit()).count();
+            if frac_len == 0 {
+                return Err("a decimal point must be followed by at least one digit");
+            }
+            let (f, t) = tail.split_at(frac_len);
+            Ok((value, Some(f), t))
+        }
+        _ => Ok((value, None, after)),
+    }
+}
+
+/// Why `designator` cannot come next.
+fn designator_error(designator: u8, in_time: bool, units: &[(u8, u128)]) -> &'static str {
+    if designator.is_ascii_lowercase() {
+        "designators must be upper case"
+    } else if designator == b'W' {
+        "weeks are not supported; use days (7D) instead"
+    } else if units.iter().any(|(d, _)| *d == designator) {
+        "components must appear once each, in the order Y M D T H M S"
+    } else if !in_time && [b'H', b'S'].contains(&designator) {
+        "hours and seconds must come after 'T'"
+    } else {
+        "unexpected character"
+    }
+}
+
+/// Milliseconds from a fraction's first three digits; the rest must be zero.
+fn fraction_ms(f: &[u8]) -> Result<u128, &'static str> {
+    let mut ms: u128 = 0;
+    for (i, d) in f.iter().enumerate() {
+        let digit = u128::from(digit_value(*d));
+        if i < 3 {
+            ms = ms.saturating_mul(10).saturating_add(digit);
+        } else if digit != 0 {
+            return Err(
+                "durations are exact to the millisecond; this one has a sub-millisecond remainder",
+            );
+        }
+    }
+    for _ in f.len()..3 {
+        ms = ms.saturating_mul(10);
+    }
+    Ok(ms)
 }
 
 /// The value of an ASCII digit (0 for anything else; callers pass digits).

@@ -274,135 +274,107 @@ pub(super) fn field_rank(field: Option<&str>) -> usize {
 }
 
 pub(super) fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> PartialPolicy {
-    let mut p = PartialPolicy::default();
     let Value::Object(map) = value else {
-        faults.push(
-            "",
-            format!(
-                "{}expected a JSON object, found {}",
-                ctx,
-                Value::describe(value)
-            ),
-        );
-        return p;
+        let found = Value::describe(value);
+        faults.push("", format!("{ctx}expected a JSON object, found {found}"));
+        return PartialPolicy::default();
     };
-    let get = |name: &str| map.get(name);
-
-    if let Some(v) = get("max_attempts") {
-        match read_uint(v) {
-            Ok(n) => p.max_attempts = Some(n),
-            Err(m) => faults.push("max_attempts", format!("{}{}", ctx, m)),
-        }
-    }
-    for (field, slot) in [
-        ("initial_interval", &mut p.initial_interval_ms),
-        ("max_interval", &mut p.max_interval_ms),
-    ] {
-        if let Some(v) = get(field) {
-            match v {
-                Value::String(s) => match duration::parse_ms(s) {
-                    Ok(ms) => *slot = Some(ms),
-                    Err(m) => faults.push(field, format!("{}{}", ctx, m)),
-                },
-                other => faults.push(
-                    field,
-                    format!(
-                        "{}expected an ISO 8601 duration string such as \"PT1S\", found {}",
-                        ctx,
-                        Value::describe(other)
-                    ),
-                ),
-            }
-        }
-    }
-    if let Some(v) = get("backoff_coefficient") {
-        match v.as_f64() {
-            Some(c) if v.is_number() => p.backoff_coefficient = Some(c),
-            _ => faults.push(
-                "backoff_coefficient",
-                format!(
-                    "{}expected a number >= 1.0, found {}",
-                    ctx,
-                    Value::describe(v)
-                ),
-            ),
-        }
-    }
-    if let Some(v) = get("jitter") {
-        match v {
-            Value::Bool(b) => p.jitter = Some(*b),
-            other => faults.push(
-                "jitter",
-                format!(
-                    "{}expected true or false, found {}",
-                    ctx,
-                    Value::describe(other)
-                ),
-            ),
-        }
-    }
-    if let Some(v) = get("non_retryable_errors") {
-        match v {
-            Value::Array(items) => {
-                let mut list = Vec::with_capacity(items.len());
-                for (i, item) in items.iter().enumerate() {
-                    match item {
-                        Value::String(s) => list.push(s.clone()),
-                        other => faults.push(
-                            format!("non_retryable_errors[{}]", i),
-                            format!(
-                                "{}expected an error type string, found {}",
-                                ctx,
-                                Value::describe(other)
-                            ),
-                        ),
-                    }
-                }
-                p.non_retryable_errors = Some(list);
-            }
-            other => faults.push(
-                "non_retryable_errors",
-                format!(
-                    "{}expected an array of error type strings, found {}",
-                    ctx,
-                    Value::describe(other)
-                ),
-            ),
-        }
-    }
-    if let Some(v) = get("on_exhaustion") {
-        match v.as_str().and_then(OnExhaustion::parse) {
-            Some(o) => p.on_exhaustion = Some(o),
-            None => faults.push(
-                "on_exhaustion",
-                format!(
-                    "{}expected \"discard\" or \"dead_letter\", found {}",
-                    ctx,
-                    Value::describe(v)
-                ),
-            ),
-        }
-    }
-    if let Some(v) = get("backoff_strategy") {
-        match v.as_str().and_then(Strategy::parse) {
-            Some(s) => p.backoff_strategy = Some(s),
-            None => faults.push(
-                "backoff_strategy",
-                format!("{}expected \"exponential\", \"polynomial\", \"linear\" or \"none\" (alias \"constant\"), found {}", ctx, Value::describe(v)),
-            ),
-        }
-    }
+    let mut f = Fields { map, faults, ctx };
+    let p = PartialPolicy {
+        max_attempts: f.read("max_attempts", read_uint),
+        initial_interval_ms: f.read("initial_interval", read_duration),
+        backoff_coefficient: f.read("backoff_coefficient", |v| {
+            v.as_f64().ok_or_else(|| expected("a number >= 1.0", v))
+        }),
+        max_interval_ms: f.read("max_interval", read_duration),
+        jitter: f.read("jitter", |v| {
+            v.as_bool().ok_or_else(|| expected("true or false", v))
+        }),
+        non_retryable_errors: None,
+        on_exhaustion: f.read("on_exhaustion", |v| {
+            let what = "\"discard\" or \"dead_letter\"";
+            v.as_str()
+                .and_then(OnExhaustion::parse)
+                .ok_or_else(|| expected(what, v))
+        }),
+        backoff_strategy: f.read("backoff_strategy", |v| {
+            let what =
+                "\"exponential\", \"polynomial\", \"linear\" or \"none\" (alias \"constant\")";
+            v.as_str()
+                .and_then(Strategy::parse)
+                .ok_or_else(|| expected(what, v))
+        }),
+    };
+    let p = PartialPolicy {
+        non_retryable_errors: map
+            .get("non_retryable_errors")
+            .and_then(|v| read_patterns(v, faults, ctx)),
+        ..p
+    };
     // The map is ordered by key, so unknown fields come out sorted.
     for key in map.keys().filter(|k| !FIELDS.contains(&k.as_str())) {
-        faults.push(
-            key.clone(),
-            format!(
-                "{}unknown field {}; expected one of {}",
-                ctx,
-                quote(key),
-                FIELDS.join(", ")
-            ),
+        let expected = FIELDS.join(", ");
+        let message = format!(
+            "{ctx}unknown field {}; expected one of {expected}",
+            quote(key)
         );
+        faults.push(key.clone(), message);
     }
     p
+}
+
+/// The fields of one layer, each read on its own: a fault goes to
+/// `faults` at the field's name, prefixed with the layer's context.
+struct Fields<'a> {
+    map: &'a crate::value::Map,
+    faults: &'a mut Faults,
+    ctx: &'a str,
+}
+
+impl Fields<'_> {
+    fn read<T>(&mut self, name: &str, read: impl Fn(&Value) -> Result<T, String>) -> Option<T> {
+        match read(self.map.get(name)?) {
+            Ok(t) => Some(t),
+            Err(m) => {
+                self.faults.push(name, format!("{}{m}", self.ctx));
+                None
+            }
+        }
+    }
+}
+
+fn expected(what: &str, v: &Value) -> String {
+    format!("expected {what}, found {}", v.describe())
+}
+
+fn read_duration(v: &Value) -> Result<u64, String> {
+    let text = v
+        .as_str()
+        .ok_or_else(|| expected("an ISO 8601 duration string such as \"PT1S\"", v))?;
+    duration::parse_ms(text)
+}
+
+/// `non_retryable_errors`: every entry that is not a string is a fault of
+/// its own; the strings read are kept.
+fn read_patterns(v: &Value, faults: &mut Faults, ctx: &str) -> Option<Vec<String>> {
+    let Some(items) = v.as_array() else {
+        let found = v.describe();
+        let message = format!("{ctx}expected an array of error type strings, found {found}");
+        faults.push("non_retryable_errors", message);
+        return None;
+    };
+    let mut list = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        match item.as_str() {
+            Some(s) => list.push(s.into()),
+            None => faults.push(
+                format!("non_retryable_errors[{i}]"),
+                format!(
+                    "{ctx}expected an error type string, found {}",
+                    item.describe()
+                ),
+            ),
+        }
+    }
+    Some(list)
 }
