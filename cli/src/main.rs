@@ -181,68 +181,14 @@ fn run(cli: Cli) -> Result<(), (Failed, bool)> {
             } else {
                 println!("{}", p.to_json_pretty());
             }
+            Ok(())
         }
         Command::Schedule {
             files,
             retries,
             jitter,
             json,
-        } => {
-            let p = load(&files).map_err(|e| (e, json))?;
-            let count = retries.unwrap_or_else(|| p.max_retries().min(100));
-            let rows = p
-                .schedule(count, Some(jitter.source()))
-                .map_err(|e| (e.into(), json))?;
-            if json {
-                let rows: Vec<_> = rows
-                    .iter()
-                    .map(|r| {
-                        json!({"retry_number": r.retry_number, "attempt": r.attempt, "raw_ms": r.raw_ms,
-                               "capped_ms": r.capped_ms, "min_ms": r.min_ms, "max_ms": r.max_ms,
-                               "delay_ms": r.delay_ms, "cumulative_ms": r.cumulative_ms})
-                    })
-                    .collect();
-                println!("{}", json!({"policy": p, "rows": rows}));
-            } else {
-                println!(
-                    "{} strategy, {} retries allowed (max_attempts {}), jitter {}, cap {}; delays drawn from {}",
-                    p.strategy().as_str(),
-                    p.max_retries(),
-                    p.max_attempts(),
-                    if p.jitter() { "[0.5, 1.5)" } else { "off" },
-                    human(p.max_interval_ms()),
-                    jitter.describe()
-                );
-                println!(
-                    "{:>7}  {:>5}  {:>12}  {:>12}  {:>25}  {:>12}  {:>14}",
-                    "attempt", "retry", "raw", "capped", "jitter range", "delay", "cumulative"
-                );
-                for r in &rows {
-                    let range = format!("{} .. {}", human(r.min_ms), human(r.max_ms));
-                    let capped = if r.capped_ms < r.raw_ms {
-                        format!("{} (cap)", human(r.capped_ms))
-                    } else {
-                        human(r.capped_ms)
-                    };
-                    println!(
-                        "{:>7}  {:>5}  {:>12}  {:>12}  {:>25}  {:>12}  {:>14}",
-                        r.attempt,
-                        r.retry_number,
-                        human(r.raw_ms),
-                        capped,
-                        range,
-                        human(r.delay_ms.unwrap_or(r.capped_ms)),
-                        human(r.cumulative_ms)
-                    );
-                }
-                if count < p.max_retries() {
-                    println!(
-                        "({} more retries not shown; use --retries)",
-                        p.max_retries() - count
-                    );
-                }
-            }
-        }
+        } => schedule(&files, retries, &jitter, json).map_err(|e| (e, json)),
         Command::Explain {
             files,
             attempt,
@@ -253,34 +199,94 @@ fn run(cli: Cli) -> Result<(), (Failed, bool)> {
             jitter,
             json,
         } => {
-            let p = load(&files).map_err(|e| (e, json))?;
-            let now = match now {
-                None => now_ms(),
-                Some(t) => match t.parse::<u64>() {
-                    Ok(ms) => ms,
-                    Err(_) => parse_timestamp(&t).map_err(|e| (e.into(), json))?,
-                },
-            };
             let mut failure = if timeout {
                 Failure::timeout(attempt)
             } else {
                 Failure::new(attempt)
             };
             failure.error_type = error_type;
-            failure.code = code
-                .as_deref()
-                .map(HandlerCode::parse)
-                .transpose()
-                .map_err(|e| (e.into(), json))?;
-            let d = p
-                .decide(&failure, now, jitter.source())
-                .map_err(|e| (e.into(), json))?;
-            if json {
-                println!("{}", json!({"decision": d, "explanation": d.explain()}));
-            } else {
-                println!("{}", d.explain());
-            }
+            explain(&files, failure, code, now, &jitter, json).map_err(|e| (e, json))
         }
+    }
+}
+
+/// `schedule`: the table of retries, or its JSON.
+fn schedule(
+    files: &[String],
+    retries: Option<u64>,
+    jitter: &JitterArgs,
+    json: bool,
+) -> Result<(), Failed> {
+    let p = load(files)?;
+    let count = retries.unwrap_or_else(|| p.max_retries().min(100));
+    let rows = p.schedule(count, Some(jitter.source()))?;
+    if json {
+        println!("{}", json!({"policy": p, "rows": rows}));
+        return Ok(());
+    }
+    println!(
+        "{} strategy, {} retries allowed (max_attempts {}), jitter {}, cap {}; delays drawn from {}",
+        p.strategy().as_str(),
+        p.max_retries(),
+        p.max_attempts(),
+        if p.jitter() { "[0.5, 1.5)" } else { "off" },
+        human(p.max_interval_ms()),
+        jitter.describe()
+    );
+    println!(
+        "{:>7}  {:>5}  {:>12}  {:>12}  {:>25}  {:>12}  {:>14}",
+        "attempt", "retry", "raw", "capped", "jitter range", "delay", "cumulative"
+    );
+    for r in &rows {
+        let range = format!("{} .. {}", human(r.min_ms), human(r.max_ms));
+        let capped = if r.capped_ms < r.raw_ms {
+            format!("{} (cap)", human(r.capped_ms))
+        } else {
+            human(r.capped_ms)
+        };
+        println!(
+            "{:>7}  {:>5}  {:>12}  {:>12}  {:>25}  {:>12}  {:>14}",
+            r.attempt,
+            r.retry_number,
+            human(r.raw_ms),
+            capped,
+            range,
+            human(r.delay_ms.unwrap_or(r.capped_ms)),
+            human(r.cumulative_ms)
+        );
+    }
+    if count < p.max_retries() {
+        println!(
+            "({} more retries not shown; use --retries)",
+            p.max_retries() - count
+        );
+    }
+    Ok(())
+}
+
+/// `explain`: the decision for one failure, in words or as JSON.
+fn explain(
+    files: &[String],
+    mut failure: Failure,
+    code: Option<String>,
+    now: Option<String>,
+    jitter: &JitterArgs,
+    json: bool,
+) -> Result<(), Failed> {
+    let p = load(files)?;
+    let now = match now {
+        None => now_ms(),
+        Some(t) => match t.parse::<u64>() {
+            Ok(ms) => ms,
+            Err(_) => parse_timestamp(&t)?,
+        },
+    };
+    failure.code = code.as_deref().map(HandlerCode::parse).transpose()?;
+    let d = p.decide(&failure, now, jitter.source())?;
+    if json {
+        println!("{}", json!({"decision": d, "explanation": d.explain()}));
+    } else {
+        println!("{}", d.explain());
     }
     Ok(())
 }
