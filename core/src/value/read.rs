@@ -143,7 +143,7 @@ impl Value {
     /// assert_eq!(v.to_string(), r#"{"a":[1,2]}"#);
     /// ```
     pub fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Value, Fault> {
-        match d.deserialize_any(TopLevel) {
+        match d.deserialize_any(Locate::Top) {
             Ok(read) => read,
             Err(e) => Err(Fault::at("", alloc::format!("{e}"))),
         }
@@ -154,31 +154,66 @@ pub(crate) fn read_document<'de, D: Deserializer<'de>>(d: D) -> Result<Value, Fa
     Value::read(d)
 }
 
-/// The top level of a document: each field's value read by [`Field`], so
-/// that a fault is located at the field (and the item inside it).
-struct TopLevel;
-
 type Located = Result<Value, Fault>;
 
-impl<'de> Visitor<'de> for TopLevel {
+/// Reads a document so that a fault is located: at its top level
+/// (`Locate::Top`), each field's value is read by `Locate::Field`, which
+/// reads an array's or an object's members one by one, so that a member
+/// that cannot be read is located at `field[i]` / `field.key`. After a
+/// fault the other entries are still read (and dropped): some
+/// deserializers refuse a map left half-read, which would hide the fault.
+#[derive(Clone, Copy)]
+enum Locate<'k> {
+    Top,
+    Field(&'k str),
+}
+
+impl Locate<'_> {
+    /// The depth of this level's value.
+    fn depth(self) -> u32 {
+        match self {
+            Self::Top => 0,
+            Self::Field(_) => 1,
+        }
+    }
+
+    /// Where `key` of this level's object is.
+    fn at_key(self, key: &str) -> String {
+        match self {
+            Self::Top => key.into(),
+            Self::Field(name) => alloc::format!("{name}.{key}"),
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Locate<'_> {
+    type Value = Located;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Located, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Locate<'_> {
     type Value = Located;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON value")
     }
-    // After a fault the other entries are still read (and dropped): some
-    // deserializers refuse a map left half-read, which would hide the
-    // fault's place.
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Located, A::Error> {
         let mut m = Map::new();
         let mut first = None;
         while let Some(key) = map.next_key::<String>()? {
-            let read = map.next_value_seed(Field(&key));
+            let read = match self {
+                Self::Top => map.next_value_seed(Locate::Field(&key)),
+                Self::Field(_) => map.next_value_seed(Depth(2)).map(Ok),
+            };
             if first.is_some() {
                 continue;
             }
+            let at = self.at_key(&key);
             if m.contains_key(&key) {
-                first = Some(Fault::at("", duplicate(&key)));
+                let whole = matches!(self, Self::Top);
+                first = Some(Fault::at(if whole { "" } else { &at }, duplicate(&key)));
                 continue;
             }
             match read {
@@ -186,65 +221,15 @@ impl<'de> Visitor<'de> for TopLevel {
                     m.insert(key, value);
                 }
                 Ok(Err(fault)) => first = Some(fault),
-                Err(e) => first = Some(Fault::at(&key, alloc::format!("{e}"))),
+                Err(e) => first = Some(Fault::at(&at, alloc::format!("{e}"))),
             }
         }
         Ok(first.map_or(Ok(Value::Object(m)), Err))
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Located, E> {
-        Ok(Ok(Value::Bool(v)))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Located, E> {
-        ValueVisitor(0).visit_i64(v).map(Ok)
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Located, E> {
-        ValueVisitor(0).visit_u64(v).map(Ok)
-    }
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Located, E> {
-        ValueVisitor(0).visit_i128(v).map(Ok)
-    }
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Located, E> {
-        ValueVisitor(0).visit_u128(v).map(Ok)
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Located, E> {
-        ValueVisitor(0).visit_f64(v).map(Ok)
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Located, E> {
-        Ok(Ok(v.into()))
-    }
-    fn visit_unit<E>(self) -> Result<Located, E> {
-        Ok(Ok(Value::Null))
-    }
-    fn visit_none<E>(self) -> Result<Located, E> {
-        Ok(Ok(Value::Null))
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Located, D::Error> {
-        Ok(Value::read(d))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Located, A::Error> {
-        ValueVisitor(0).visit_seq(seq).map(Ok)
-    }
-}
-
-/// The value of the top-level field `.0`: an array's or an object's
-/// members are read one by one, so that a member that cannot be read is
-/// located at `field[i]` / `field.key`.
-struct Field<'k>(&'k str);
-
-impl<'de> DeserializeSeed<'de> for Field<'_> {
-    type Value = Located;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Located, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Field<'_> {
-    type Value = Located;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Located, A::Error> {
+        let Self::Field(name) = self else {
+            return ValueVisitor(0).visit_seq(seq).map(Ok);
+        };
         let mut items = Vec::new();
         let mut first = None;
         let mut i = 0usize;
@@ -253,7 +238,7 @@ impl<'de> Visitor<'de> for Field<'_> {
                 Ok(None) => break,
                 Ok(Some(item)) => items.push(item),
                 Err(e) if first.is_none() => {
-                    let at = alloc::format!("{}[{i}]", self.0);
+                    let at = alloc::format!("{name}[{i}]");
                     first = Some(Fault::at(&at, alloc::format!("{e}")));
                 }
                 Err(_) => {}
@@ -262,45 +247,23 @@ impl<'de> Visitor<'de> for Field<'_> {
         }
         Ok(first.map_or(Ok(Value::Array(items)), Err))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Located, A::Error> {
-        let mut m = Map::new();
-        let mut first = None;
-        while let Some(key) = map.next_key::<String>()? {
-            let read = map.next_value_seed(Depth(2));
-            if first.is_some() {
-                continue;
-            }
-            let at = alloc::format!("{}.{key}", self.0);
-            if m.contains_key(&key) {
-                first = Some(Fault::at(&at, duplicate(&key)));
-                continue;
-            }
-            match read {
-                Ok(value) => {
-                    m.insert(key, value);
-                }
-                Err(e) => first = Some(Fault::at(&at, alloc::format!("{e}"))),
-            }
-        }
-        Ok(first.map_or(Ok(Value::Object(m)), Err))
-    }
     fn visit_bool<E>(self, v: bool) -> Result<Located, E> {
         Ok(Ok(Value::Bool(v)))
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Located, E> {
-        ValueVisitor(1).visit_i64(v).map(Ok)
+        ValueVisitor(self.depth()).visit_i64(v).map(Ok)
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Located, E> {
-        ValueVisitor(1).visit_u64(v).map(Ok)
+        ValueVisitor(self.depth()).visit_u64(v).map(Ok)
     }
     fn visit_i128<E: de::Error>(self, v: i128) -> Result<Located, E> {
-        ValueVisitor(1).visit_i128(v).map(Ok)
+        ValueVisitor(self.depth()).visit_i128(v).map(Ok)
     }
     fn visit_u128<E: de::Error>(self, v: u128) -> Result<Located, E> {
-        ValueVisitor(1).visit_u128(v).map(Ok)
+        ValueVisitor(self.depth()).visit_u128(v).map(Ok)
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Located, E> {
-        ValueVisitor(1).visit_f64(v).map(Ok)
+        ValueVisitor(self.depth()).visit_f64(v).map(Ok)
     }
     fn visit_str<E>(self, v: &str) -> Result<Located, E> {
         Ok(Ok(v.into()))
