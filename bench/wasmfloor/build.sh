@@ -21,7 +21,9 @@ RAW="$WASM_TARGET_DIR/wasm32-unknown-unknown/wasm-release/ojs_retry_bench_wasm_f
 mkdir -p "$OUT"
 wasm-bindgen --target web --out-dir "$OUT" --out-name floor \
     --remove-name-section --remove-producers-section "$RAW"
-"$WASM_OPT" -Oz --strip-debug --strip-producers "${FLAGS[@]}" "$OUT/floor_bg.wasm" -o "$OUT/floor_bg.wasm"
+# The same wasm-opt options as scripts/build-wasm.
+"$WASM_OPT" -Oz --one-caller-inline-max-function-size=30 --strip-debug --strip-producers "${FLAGS[@]}" \
+    "$OUT/floor_bg.wasm" -o "$OUT/floor_bg.wasm"
 # As bindings-wasm/js/node.js: read the module next to the glue, initSync.
 cat >"$OUT/node.mjs" <<'JS'
 import { readFileSync } from "node:fs";
