@@ -111,6 +111,8 @@ def python_rows(t: Table) -> None:
     t.ratio("python", parse, "pyo3 no-op Floor(json_text)", "≤ 1.5× a pyo3 no-op of the same signature", 1.5)
     t.ratio("python", "ojs_retry RetryPolicy.from_json(json_text)", "pyo3 no-op Floor.from_json(json_text)",
             "≤ 1.5× a pyo3 no-op of the same signature", 1.5)
+    t.ratio("python", key_decide, "ojs_retry policy.decide(3, now=..., key=job_id), no type",
+            "(info: vs the same call without the failure's type)", None)
     t.ratio("python", key_delay, "math.ldexp(0.5, 3)", "(info: vs CPython's own C call)", None)
     t.ratio("python", key_delay, "pure Python formula (tuned)", "(info)", None, faster=True)
     t.ratio("python", key_delay, "Celery get_exponential_backoff_interval", "(info)", None, faster=True)
@@ -195,6 +197,10 @@ def main() -> None:
         "load_average_start": load_start,
         "load_average_end": _loadavg(),
         "rustc": _cmd(["rustc", "--version"]),
+        "commit": _cmd(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]),
+        # Uncommitted changes under the measured code's paths, if any.
+        "dirty": _cmd(["git", "-C", str(ROOT), "status", "--porcelain", "--", "core", "bindings-node",
+                       "bindings-python", "bindings-wasm"]).replace("\n", "; "),
         "node": envs.get("node", {}).get("node"),
         "python": envs.get("python", {}).get("python"),
         "peers": {**{k: v for k, v in envs.get("python", {}).items() if k in ("tenacity", "celery", "jsonschema", "pydantic")},
@@ -217,7 +223,9 @@ def render(doc: dict[str, Any]) -> str:
     m = doc["machine"]
     peers = ", ".join(f"{k} {v}" for k, v in m["peers"].items())
     lines = [
-        f"Measured {m['date']} on {m['cpu']} ({m['cores']} cores; load average {m['load_average_start']} at the start, "
+        f"Measured {m['date']} at commit {m['commit']}"
+        f"{' (uncommitted: ' + m['dirty'] + ')' if m['dirty'] else ''} "
+        f"on {m['cpu']} ({m['cores']} cores; load average {m['load_average_start']} at the start, "
         f"{m['load_average_end']} at the end), {m['rustc']}, Node {m['node']}, Python {m['python']}; peers: {peers}.",
         "",
         "| suite | subject | median | baseline (same run) | baseline median | ratio | target | met |",

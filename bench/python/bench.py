@@ -101,6 +101,9 @@ def main() -> None:
     for group, label, call in calls:
         bench(group, f"ojs_retry policy.{label}", f"policy.{call}")
         bench("floor", f"pyo3 no-op Floor().{label}", f"fl.{call}")
+    # The same decide without the failure's type: what reading the
+    # failure's keywords (through pythonize) costs, by difference.
+    bench("decide", "ojs_retry policy.decide(3, now=..., key=job_id), no type", "policy.decide(3, now=now, key=KEY)")
     bench("parse", "ojs_retry RetryPolicy(json_text)", "RetryPolicy(TEXT)")
     bench("floor", "pyo3 no-op Floor(json_text)", "Floor(TEXT)")
     bench("parse", "ojs_retry RetryPolicy.from_json(json_text)", "RetryPolicy.from_json(TEXT)")
