@@ -148,6 +148,8 @@ def node_rows(t: Table) -> None:
     t.ratio("node", "native decide(failure, { key, now })",
             "napi-rs no-op decideSerde(failure, { key, now }), objects read and made by napi-rs's serde",
             "(info: vs the same no-op reading and making the objects through napi-rs's serde, the binding's route)", None)
+    t.absolute("node", "napi-rs no-op method delayBare(n)", "(info: a #[napi] method call, no object)", None)
+    t.absolute("node", "napi-rs no-op free function noop()", "(info: a #[napi] free function call)", None)
     t.absolute("node", "structuredClone({ key })", "(info: the copy the wasm binding reads each option bag from)", None)
     t.absolute("node", "structuredClone(failure) + structuredClone({ key, now })",
                "(info: the copies the wasm binding's decide reads from)", None)

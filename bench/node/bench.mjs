@@ -135,6 +135,10 @@ bench('delay', 'native delay(n, { key })', (i) => pn.delay(nOf(i), { key: job(i)
 bench('floor', 'napi-rs no-op delay(n, { key }), bag read by napi-rs', (i) => fn.delay(nOf(i), { key: job(i) }))
 bench('floor', 'napi-rs no-op delayBare(n, { key }), bag not read', (i) => fn.delayBare(nOf(i), { key: job(i) }))
 bench('floor', "napi-rs no-op delaySerde(n, { key }), bag read by napi-rs's serde", (i) => fn.delaySerde(nOf(i), { key: job(i) }))
+// A free function: napi-rs's call without a class instance (no borrow
+// scope, no type-tag check on `this`).
+bench('floor', 'napi-rs no-op free function noop()', () => napiFloor.noop())
+bench('floor', 'napi-rs no-op method delayBare(n)', (i) => fn.delayBare(nOf(i)))
 bench('delay', 'wasm delay(n, { key })', (i) => pw.delay(nOf(i), { key: job(i) }))
 bench('floor', 'wasm-bindgen no-op delay(n, { key }), bag read by serde-wasm-bindgen', (i) => fw.delay(nOf(i), { key: job(i) }))
 bench('floor', 'wasm-bindgen no-op delayBare(n, { key }), bag not read', (i) => fw.delayBare(nOf(i), { key: job(i) }))
