@@ -74,6 +74,16 @@ pub struct Fault {
 }
 
 impl Fault {
+    /// A fault in `field` (a key as the document spells it, whatever
+    /// characters it holds) at `path` inside it.
+    pub(crate) fn at_field(field: &str, path: String, message: String) -> Self {
+        Self {
+            field: Some(field.into()),
+            path: Some(path),
+            message,
+        }
+    }
+
     /// A fault at `path` (`""`: the whole document); its field is the
     /// path's first segment.
     pub(crate) fn at(path: &str, message: String) -> Self {
@@ -261,6 +271,13 @@ impl core::error::Error for Error {}
 pub(crate) struct Faults(pub(crate) Vec<Fault>);
 
 impl Faults {
+    /// A fault of `key`, a field the document holds, spelled as given (an
+    /// unknown field named `"a.b"` is that field, not a path into `a`).
+    pub(crate) fn push_key(&mut self, key: &str, message: impl Into<String>) {
+        self.0
+            .push(Fault::at_field(key, key.into(), message.into()));
+    }
+
     pub(crate) fn push(&mut self, path: impl AsRef<str>, message: impl Into<String>) {
         self.0.push(Fault::at(path.as_ref(), message.into()));
     }

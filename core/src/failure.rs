@@ -263,7 +263,7 @@ impl Failure {
                     Some(b) => f.timed_out = b,
                     None => faults.push(k, format!("expected a boolean, found {}", v.describe())),
                 },
-                _ => faults.push(
+                _ => faults.push_key(
                     k,
                     format!(
                         "unknown field {}; expected attempt, type, code, {timed_out}, message or details",
@@ -313,6 +313,12 @@ impl Failure {
                     "expected the failed attempt number, between 1 and {MAX_MS}, found {}",
                     self.attempt
                 ),
+            ));
+        }
+        if self.details.as_ref().is_some_and(|d| !d.is_finite()) {
+            return Err(Error::arg(
+                "details",
+                "expected JSON data, found a non-finite number (JSON cannot hold it)",
             ));
         }
         if self.timed_out && self.code.is_some() {

@@ -205,7 +205,7 @@ impl CallOptions {
                     Ok(n) => out.history_limit = Some(usize::try_from(n).unwrap_or(usize::MAX)),
                     Err(e) => faults.0.extend(e.faults().iter().cloned()),
                 },
-                _ => faults.push(
+                _ => faults.push_key(
                     name,
                     format!(
                         "unknown option {}; expected u, seed, key, now or {}",

@@ -183,8 +183,8 @@ impl RetryPolicy {
                 && let Some(p) = map.get("preset")
             {
                 for key in map.keys().filter(|k| *k != "preset") {
-                    faults.push(
-                        key.clone(),
+                    faults.push_key(
+                        key,
                         format!("unknown field {} beside \"preset\"; a preset document holds only \"preset\"", quote(key)),
                     );
                 }

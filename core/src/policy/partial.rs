@@ -318,7 +318,7 @@ pub(super) fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> Parti
             "{ctx}unknown field {}; expected one of {expected}",
             quote(key)
         );
-        faults.push(key.clone(), message);
+        faults.push_key(key, message);
     }
     p
 }

@@ -1,7 +1,9 @@
 //! Unit tests of policy reading and merging.
 
 use super::partial::*;
+use crate::RetryPolicy;
 use crate::error::Faults;
+use alloc::vec::Vec;
 
 /// `check_into`'s bucket pass orders faults exactly as a stable sort by
 /// field rank would: spec fields in spec order, indexed fields
@@ -38,4 +40,22 @@ fn check_into_orders_like_a_stable_sort() {
     let (first, rest) = out.0.split_first().unwrap();
     assert_eq!(first.field.as_deref(), Some("earlier"));
     assert_eq!(rest, expected.as_slice());
+}
+
+#[test]
+fn an_unknown_key_is_its_own_field_whatever_it_holds() {
+    let e = RetryPolicy::from_json(r#"{"jitter.x": 1, "": 2, "a[0]": 3}"#).unwrap_err();
+    let fields: Vec<_> = e
+        .faults()
+        .iter()
+        .map(|f| (f.field.as_deref(), f.path.as_deref()))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            (Some(""), Some("")),
+            (Some("a[0]"), Some("a[0]")),
+            (Some("jitter.x"), Some("jitter.x"))
+        ]
+    );
 }

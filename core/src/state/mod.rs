@@ -413,7 +413,8 @@ fn record_of(failure: &Failure, now_ms: u64) -> ErrorRecord {
         message,
         code: failure.code.unwrap_or(HandlerCode::Retry),
         timestamp_ms: now_ms,
-        details: failure.details.clone(),
+        // `null` details are no details: the §10 document leaves them out.
+        details: failure.details.clone().filter(|d| !d.is_null()),
     }
 }
 
@@ -519,6 +520,21 @@ mod tests {
         assert_eq!(messages(&s), range(16, 25));
         let s = after(25, 20).with_history_limit(10).unwrap();
         assert_eq!(messages(&s), range(16, 25));
+    }
+
+    #[test]
+    fn null_details_are_no_details_and_non_finite_ones_are_refused() {
+        let p = RetryPolicy::default();
+        let mut s = RetryState::new();
+        let f = Failure::new(1).with_details(crate::Value::Null);
+        s.record_failure(&p, &f, 0, JitterSource::Uniform(0.5))
+            .unwrap();
+        assert_eq!(RetryState::from_json(&s.to_json(), 10).unwrap(), s);
+        let nan = Failure::new(2).with_details(crate::Value::from(f64::NAN));
+        let e = s
+            .record_failure(&p, &nan, 0, JitterSource::Uniform(0.5))
+            .unwrap_err();
+        assert_eq!(e.field(), Some("details"));
     }
 
     #[test]

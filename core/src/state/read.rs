@@ -170,18 +170,15 @@ fn read_record(v: &Value, at: &str, last: u64, faults: &mut Faults) -> Option<Er
 
 fn unknown_fields(map: &Map, known: &[&str], at: &str, faults: &mut Faults) {
     for key in map.keys().filter(|k| !known.contains(&k.as_str())) {
-        let path = if at.is_empty() {
-            key.clone()
-        } else {
-            format!("{at}.{key}")
-        };
-        faults.push(
-            path,
-            format!(
-                "unknown field {}; expected {}",
-                quote(key),
-                known.join(", ")
-            ),
+        let message = format!(
+            "unknown field {}; expected {}",
+            quote(key),
+            known.join(", ")
         );
+        if at.is_empty() {
+            faults.push_key(key, message);
+        } else {
+            faults.push(format!("{at}.{key}"), message);
+        }
     }
 }

@@ -552,6 +552,20 @@ mod tests {
     }
 
     #[test]
+    fn a_streaming_reader_that_fails_inside_an_array_returns() {
+        // serde_json's streaming deserializer stays inside a member it
+        // could not read: the reader must stop there, not ask again.
+        for text in [
+            r#"{"a": [{"b": 1, "b": 2}]}"#,
+            r#"{"x": [[1,,2]]}"#,
+            r#"{"a": [1"#,
+        ] {
+            let mut de = serde_json::Deserializer::from_str(text);
+            assert!(Value::read(&mut de).is_err(), "{text}");
+        }
+    }
+
+    #[test]
     fn numbers_show_as_javascript_does() {
         assert!(!Value::from(f64::NAN).is_finite());
     }

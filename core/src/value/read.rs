@@ -176,14 +176,6 @@ impl Locate<'_> {
             Self::Field(_) => 1,
         }
     }
-
-    /// Where `key` of this level's object is.
-    fn at_key(self, key: &str) -> String {
-        match self {
-            Self::Top => key.into(),
-            Self::Field(name) => alloc::format!("{name}.{key}"),
-        }
-    }
 }
 
 impl<'de> DeserializeSeed<'de> for Locate<'_> {
@@ -210,18 +202,23 @@ impl<'de> Visitor<'de> for Locate<'_> {
             if first.is_some() {
                 continue;
             }
-            let at = self.at_key(&key);
+            let fault = |message: String| match self {
+                Self::Top => Fault::at_field(&key, key.clone(), message),
+                Self::Field(name) => Fault::at_field(name, alloc::format!("{name}.{key}"), message),
+            };
             if m.contains_key(&key) {
-                let whole = matches!(self, Self::Top);
-                first = Some(Fault::at(if whole { "" } else { &at }, duplicate(&key)));
+                first = Some(match self {
+                    Self::Top => Fault::at("", duplicate(&key)),
+                    Self::Field(_) => fault(duplicate(&key)),
+                });
                 continue;
             }
             match read {
                 Ok(Ok(value)) => {
                     m.insert(key, value);
                 }
-                Ok(Err(fault)) => first = Some(fault),
-                Err(e) => first = Some(Fault::at(&at, alloc::format!("{e}"))),
+                Ok(Err(f)) => first = Some(f),
+                Err(e) => first = Some(fault(alloc::format!("{e}"))),
             }
         }
         Ok(first.map_or(Ok(Value::Object(m)), Err))
@@ -231,21 +228,18 @@ impl<'de> Visitor<'de> for Locate<'_> {
             return ValueVisitor(0).visit_seq(seq).map(Ok);
         };
         let mut items = Vec::new();
-        let mut first = None;
-        let mut i = 0usize;
+        // The first member that cannot be read ends the array: a streaming
+        // deserializer stays inside it and would fail again forever.
         loop {
             match seq.next_element_seed(Depth(2)) {
-                Ok(None) => break,
+                Ok(None) => return Ok(Ok(Value::Array(items))),
                 Ok(Some(item)) => items.push(item),
-                Err(e) if first.is_none() => {
-                    let at = alloc::format!("{name}[{i}]");
-                    first = Some(Fault::at(&at, alloc::format!("{e}")));
+                Err(e) => {
+                    let at = alloc::format!("{name}[{}]", items.len());
+                    return Ok(Err(Fault::at_field(name, at, alloc::format!("{e}"))));
                 }
-                Err(_) => {}
             }
-            i = i.saturating_add(1);
         }
-        Ok(first.map_or(Ok(Value::Array(items)), Err))
     }
     fn visit_bool<E>(self, v: bool) -> Result<Located, E> {
         Ok(Ok(Value::Bool(v)))
