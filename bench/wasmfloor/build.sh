@@ -22,7 +22,7 @@ mkdir -p "$OUT"
 wasm-bindgen --target web --out-dir "$OUT" --out-name floor \
     --remove-name-section --remove-producers-section "$RAW"
 # The same wasm-opt options as scripts/build-wasm.
-"$WASM_OPT" -Oz --one-caller-inline-max-function-size=30 --strip-debug --strip-producers "${FLAGS[@]}" \
+"$WASM_OPT" -Oz --strip-debug --strip-producers "${FLAGS[@]}" \
     "$OUT/floor_bg.wasm" -o "$OUT/floor_bg.wasm"
 # As bindings-wasm/js/node.js: read the module next to the glue, initSync.
 cat >"$OUT/node.mjs" <<'JS'
