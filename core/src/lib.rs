@@ -84,8 +84,10 @@ pub mod duration;
 pub mod error;
 mod exhaustion;
 pub mod failure;
+pub mod herd;
 pub mod jitter;
 pub mod matching;
+mod nearest;
 pub mod options;
 pub mod policy;
 pub mod presets;
@@ -105,6 +107,7 @@ pub use decision::{Action, Decision, Reason};
 pub use duration::{MAX_MS, format_duration, parse_duration};
 pub use error::{Error, ErrorCode, Fault};
 pub use failure::{Failure, HandlerCode};
+pub use herd::{Herd, HerdRound};
 #[cfg(feature = "std")]
 pub use jitter::reseed_after_fork;
 pub use jitter::{JitterSource, Sample};
