@@ -1,0 +1,280 @@
+"""What every queue integration shares, on the engine's public API only.
+
+An integration turns the queue's failure into the engine's failure, asks the
+engine, and carries the decision out. The pieces here are the parts of that
+which do not depend on the queue:
+
+* :class:`JobError` — the exception a handler raises to name its error type
+  and handler code (``JobError("payment.card_stolen", code="DEAD_LETTER")``).
+* :func:`failure_from_exception` — any exception to a :class:`Failure`.
+  The rule for the error type of an ordinary exception (:func:`error_type_of`):
+  ``JobError.type`` when it is a :class:`JobError`; otherwise the exception
+  class's ``__qualname__`` for built-in exceptions (``ValueError``,
+  ``KeyError``) and ``<module>.<qualname>`` for every other class
+  (``requests.exceptions.ConnectTimeout``, ``myapp.errors.Declined``), so
+  ``non_retryable_errors: ["requests.*"]`` matches a whole package. Python's
+  ``TimeoutError`` (``asyncio.TimeoutError`` and ``socket.timeout`` are the
+  same class) and the queue's own time-limit exceptions (given by the
+  integration) are timeouts: ``timed_out=True`` (spec §9.2: retryable unless
+  attempts are exhausted), with the type derived as above for the history.
+* :func:`validate_job_policy` / :func:`resolve_policy` — the job's policy
+  layer over the queue's defaults (``RetryPolicy.merge``), validated at
+  enqueue time (RET-16) so a bad policy raises :class:`ojs_retry.PolicyError`
+  before anything reaches Redis. The job carries its *layer* (JSON text) in
+  the queue's own options / metadata; every worker merges it over its own
+  defaults. A preset is a whole policy: the engine refuses to merge it with
+  another layer, and that refusal is the enqueue-time error.
+* :func:`record_failure` — the job's §10 retry state plus one failure gives
+  the engine's decision, keyed by the job id (every worker computes the same
+  delay for the same attempt). The queue's attempt counter is the truth: a
+  state that lags or leads it (a killed worker that never recorded its
+  attempt, a redelivered failure) is rebased onto it, keeping its history.
+* :func:`dead_letter_record` — what a dead-lettered job carries: its §10
+  state (attempt, the newest errors, at least 10), the decision (why) and
+  the policy.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import Decision, HandlerCode, PolicyLayer, RetryPolicy, RetryState
+
+__all__ = [
+    "HISTORY_LIMIT",
+    "POLICY_KEY",
+    "STATE_KEY",
+    "DecisionEvent",
+    "Failure",
+    "JobError",
+    "Listener",
+    "dead_letter_record",
+    "error_type_of",
+    "failure_from_exception",
+    "layer_text",
+    "notify",
+    "now_ms",
+    "record_failure",
+    "resolve_policy",
+    "validate_job_policy",
+]
+
+#: Where a job carries its policy layer (JSON text) in the queue's options.
+POLICY_KEY = "ojs_retry_policy"
+#: Where a job carries its §10 retry state (JSON text) between attempts.
+STATE_KEY = "ojs_retry_state"
+#: Error history entries kept per job (spec §10.1: at least the newest 10).
+HISTORY_LIMIT = 10
+
+_HANDLER_CODES = ("RETRY", "DISCARD", "DEAD_LETTER", "FAIL")
+
+
+class JobError(Exception):
+    """A handler failure with an OJS error type and an optional handler code.
+
+    ``code`` is one of ``RETRY``, ``DISCARD``, ``DEAD_LETTER``, ``FAIL``
+    (spec §7); an unknown code raises :class:`ojs_retry.PolicyError` here,
+    where the handler raised it, not later in the worker.
+    """
+
+    def __init__(
+        self,
+        type: str,
+        code: HandlerCode | None = None,
+        message: str | None = None,
+        details: Any = None,
+    ) -> None:
+        if code is not None and code not in _HANDLER_CODES:
+            # The engine's own check, so the error is the engine's typed one.
+            RetryPolicy().decide(1, type=type, code=code)
+        super().__init__(message if message is not None else type)
+        self.type = type
+        self.code: HandlerCode | None = code
+        self.message = message
+        self.details = details
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.type, self.code, self.message, self.details))
+
+
+@dataclass(frozen=True)
+class Failure:
+    """The engine's failure: what ``RetryPolicy.decide`` takes."""
+
+    type: str | None = None
+    code: HandlerCode | None = None
+    timed_out: bool = False
+    message: str | None = None
+    details: Any = None
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``decide`` / ``RetryState.record_failure``."""
+        out: dict[str, Any] = {"type": self.type, "code": self.code, "message": self.message}
+        if self.timed_out:
+            out["timed_out"] = True
+        if self.details is not None:
+            out["details"] = self.details
+        return out
+
+
+def error_type_of(exc_class: type[BaseException]) -> str:
+    """The error type of an exception class (see the module's rule)."""
+    module = getattr(exc_class, "__module__", "builtins")
+    qualname = getattr(exc_class, "__qualname__", exc_class.__name__)
+    return qualname if module == "builtins" else f"{module}.{qualname}"
+
+
+def failure_from_exception(
+    exc: BaseException, *, timeout_types: Iterable[type[BaseException]] = ()
+) -> Failure:
+    """Turns any exception into the engine's failure (see the module's rule)."""
+    timed_out = isinstance(exc, (TimeoutError, *tuple(timeout_types)))
+    if isinstance(exc, JobError):
+        return Failure(exc.type, exc.code, timed_out, exc.message or exc.type, exc.details)
+    text = str(exc)
+    return Failure(error_type_of(type(exc)), None, timed_out, text or type(exc).__name__)
+
+
+def layer_text(layer: PolicyLayer | RetryPolicy) -> str:
+    """A policy layer as the JSON text a job carries."""
+    if isinstance(layer, RetryPolicy):
+        return layer.to_json()
+    if isinstance(layer, (bytes, bytearray)):
+        return bytes(layer).decode("utf-8")
+    if isinstance(layer, str):
+        return layer
+    return json.dumps(dict(layer), separators=(",", ":"), sort_keys=True)
+
+
+def _layers(
+    defaults: PolicyLayer | RetryPolicy | None, job: PolicyLayer | RetryPolicy | None
+) -> list[PolicyLayer]:
+    out: list[PolicyLayer] = []
+    for layer in (defaults, job):
+        if layer is None:
+            continue
+        out.append(layer.to_json() if isinstance(layer, RetryPolicy) else layer)
+    return out
+
+
+def resolve_policy(
+    defaults: PolicyLayer | RetryPolicy | None, job: PolicyLayer | RetryPolicy | None = None
+) -> RetryPolicy:
+    """The effective policy: queue ``defaults`` <- the ``job``'s layer.
+
+    Either may be absent (the spec's default policy fills in). Raises
+    :class:`ojs_retry.PolicyError` for a bad layer or a preset mixed with
+    another layer.
+    """
+    if job is None and isinstance(defaults, RetryPolicy):
+        return defaults
+    layers = _layers(defaults, job)
+    return RetryPolicy.merge(*layers) if layers else RetryPolicy()
+
+
+def validate_job_policy(
+    job: PolicyLayer | RetryPolicy | None, defaults: PolicyLayer | RetryPolicy | None = None
+) -> str | None:
+    """Enqueue-time validation (RET-16): the text the job carries, or None.
+
+    Raises :class:`ojs_retry.PolicyError` (nothing has reached the queue yet)
+    when the job's layer, or the queue's defaults with it, is not a valid
+    policy.
+    """
+    resolve_policy(defaults, job)
+    return None if job is None else layer_text(job)
+
+
+def now_ms() -> int:
+    """The system clock in epoch milliseconds."""
+    return time.time_ns() // 1_000_000
+
+
+def _state_for(state: str | Mapping[str, Any] | RetryState | None, attempt: int) -> RetryState:
+    if state is None:
+        current = RetryState(HISTORY_LIMIT)
+    elif isinstance(state, RetryState):
+        current = state
+    else:
+        current = RetryState.from_json(state, HISTORY_LIMIT)
+    if current.next_attempt == attempt or attempt < 1:
+        # attempt < 1: the engine's record_failure refuses it with its typed error.
+        return current
+    doc = current.to_dict()
+    doc["attempt"] = attempt - 1
+    doc["next_retry_at"] = None
+    doc["terminal"] = None
+    return RetryState.from_json(doc, HISTORY_LIMIT)
+
+
+def record_failure(
+    policy: RetryPolicy,
+    state: str | Mapping[str, Any] | RetryState | None,
+    attempt: int,
+    failure: Failure,
+    *,
+    key: str,
+    now: int | None = None,
+) -> tuple[Decision, RetryState]:
+    """Records ``failure`` of ``attempt`` (1-based, the queue's counter).
+
+    Returns the engine's decision (keyed jitter with ``key``, the job id)
+    and the updated §10 state for the job to carry on.
+    """
+    current = _state_for(state, attempt)
+    decision = current.record_failure(
+        policy, attempt, key=key, now=now if now is not None else now_ms(), **failure.as_kwargs()
+    )
+    return decision, current
+
+
+def dead_letter_record(
+    *,
+    queue: str,
+    job_id: str,
+    state: RetryState,
+    decision: Decision,
+    policy: RetryPolicy,
+    job: Mapping[str, Any] | None = None,
+    now: int | None = None,
+) -> dict[str, Any]:
+    """What a dead-lettered job carries: its §10 state, why, and the policy.
+
+    ``job`` holds whatever the queue needs to re-enqueue it by hand (task
+    name, arguments).
+    """
+    return {
+        "queue": queue,
+        "job_id": job_id,
+        "dead_lettered_at": now if now is not None else now_ms(),
+        "retry_state": state.to_dict(),
+        "decision": decision.to_dict(),
+        "policy": json.loads(policy.to_json()),
+        "job": dict(job) if job is not None else None,
+    }
+
+
+@dataclass(frozen=True)
+class DecisionEvent:
+    """One decision an integration carried out, for listeners (logs, metrics)."""
+
+    queue: str
+    job_id: str
+    attempt: int
+    failure: Failure
+    decision: Decision
+    at_ms: int
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+Listener = Callable[[DecisionEvent], None]
+
+
+def notify(listeners: Iterable[Listener], event: DecisionEvent) -> None:
+    """Calls every listener; a listener's exception propagates (never hidden)."""
+    for listener in listeners:
+        listener(event)
