@@ -245,14 +245,15 @@ def term(action, reason="exhausted", pattern=None):
     return d
 
 
-def error(id_, system, config, field, note):
+def error(id_, system, config, path, note):
+    # The error's field is the policy field (`preset`); `path` locates the option.
     cases.append({
         "id": f"preset-{id_}-error",
         "spec": spec_of(system),
-        "note": note,
+        "note": note + " Issue 16: the error's field is the policy field; the path inside it is `path`.",
         "op": "preset",
         "input": {"system": system, "config": config},
-        "error": {"code": "validation.retry_policy_invalid", "field": field},
+        "error": {"code": "validation.retry_policy_invalid", "field": "preset", "path": path},
     })
 
 
