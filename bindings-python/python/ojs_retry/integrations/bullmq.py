@@ -1,0 +1,281 @@
+"""BullMQ for Python (PyPI ``bullmq`` 3.x) with retries decided by an OJS policy.
+
+Two pieces, both on BullMQ's own extension points:
+
+* :class:`Processor` wraps the job handler. It turns the handler's failure
+  into the engine's failure, asks the engine (attempt
+  ``job.attemptsMade + 1 + job.stalledCounter``, keyed jitter with the job's
+  id) and carries the decision out. A retry re-raises, so BullMQ's own
+  ``moveToFailed`` schedules it through the backoff hook; a discard or a
+  dead-letter raises BullMQ's ``UnrecoverableError`` (the hook is never asked
+  for it, and the job lands in the failed set at once).
+* :meth:`Processor.backoff_strategy` is the worker's
+  ``settings.backoffStrategy`` for the backoff type ``"ojs-retry"``: it
+  returns the delay the wrapper decided for this very failure.
+
+The job's policy layer travels in its options (``opts["ojs_retry_policy"]``,
+set by :func:`enqueue`, which validates it first); its §10 retry state in a
+field of the job's own hash (``ojs_retry_state``), removed with the job.
+BullMQ has no dead-letter queue: a dead-lettered job is pushed, as the JSON
+record of :func:`ojs_retry.integrations.dead_letter_record`, onto the Redis
+list ``<prefix>:<queue>:dead`` (oldest first, :func:`dead_letter_key`) and the
+job itself goes to BullMQ's failed set.
+
+A stalled job (its worker died or blocked past ``lockDuration``) is counted
+as a failed attempt of type ``bullmq.stalled`` with ``timed_out`` (spec §9.2)
+when it is picked up again; the worker made by :func:`worker` raises
+``maxStalledCount`` so BullMQ never fails it behind the engine's back. The
+Redis backend only (BullMQ's Postgres backend has no job hash to carry the
+state).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, NoReturn
+
+from .. import PolicyLayer, RetryPolicy
+from ._core import (
+    POLICY_KEY,
+    STATE_KEY,
+    DecisionEvent,
+    Failure,
+    Listener,
+    dead_letter_record,
+    failure_from_exception,
+    notify,
+    now_ms,
+    record_failure,
+    resolve_policy,
+    validate_job_policy,
+)
+
+__all__ = [
+    "ATTEMPTS",
+    "BACKOFF_TYPE",
+    "STALLED_TYPE",
+    "Processor",
+    "dead_letter_key",
+    "dead_letters",
+    "enqueue",
+    "job_options",
+    "worker",
+]
+
+#: The backoff type whose delays the engine decides.
+BACKOFF_TYPE = "ojs-retry"
+#: BullMQ's own ``attempts``: never the limit (the engine's ``max_attempts`` is).
+ATTEMPTS = 2**31 - 1
+#: The error type of an attempt lost to a stall.
+STALLED_TYPE = "bullmq.stalled"
+#: The job-hash field counting the stalls already counted as attempts.
+_STALLS_FIELD = "ojs_retry_stalls"
+
+Handler = Callable[..., Awaitable[Any]]
+
+
+def _bullmq() -> Any:
+    import bullmq  # noqa: PLC0415  (an optional dependency: pip install "ojs-retry[bullmq]")
+
+    return bullmq
+
+
+def dead_letter_key(queue_name: str, prefix: str = "bull") -> str:
+    """The Redis list holding the queue's dead-lettered jobs (oldest first)."""
+    return f"{prefix}:{queue_name}:dead"
+
+
+def job_options(
+    opts: Mapping[str, Any] | None = None,
+    *,
+    policy: PolicyLayer | RetryPolicy | None = None,
+    defaults: PolicyLayer | RetryPolicy | None = None,
+) -> dict[str, Any]:
+    """Job options for ``Queue.add`` with the job's policy layer, validated.
+
+    Raises :class:`ojs_retry.PolicyError` (before anything reaches Redis) for
+    a bad layer, or one the queue's ``defaults`` refuse. ``attempts`` and
+    ``backoff`` are the integration's: the engine decides both.
+    """
+    text = validate_job_policy(policy, defaults)
+    out = dict(opts or {})
+    if text is not None:
+        out[POLICY_KEY] = text
+    out["attempts"] = ATTEMPTS
+    out["backoff"] = {"type": BACKOFF_TYPE}
+    return out
+
+
+async def enqueue(
+    queue: Any,
+    name: str,
+    data: Any,
+    opts: Mapping[str, Any] | None = None,
+    *,
+    policy: PolicyLayer | RetryPolicy | None = None,
+    defaults: PolicyLayer | RetryPolicy | None = None,
+) -> Any:
+    """``queue.add`` with :func:`job_options` (validated at enqueue, RET-16)."""
+    return await queue.add(name, data, job_options(opts, policy=policy, defaults=defaults))
+
+
+async def dead_letters(client: Any, queue_name: str, prefix: str = "bull") -> list[dict[str, Any]]:
+    """The dead-letter records of a queue, oldest first (``client``: redis.asyncio)."""
+    raw = await client.lrange(dead_letter_key(queue_name, prefix), 0, -1)
+    return [json.loads(r) for r in raw]
+
+
+class Processor:
+    """The worker's processor: runs ``handler(job, token)`` and decides failures.
+
+    ``policy`` is the queue's default layer (a job's own layer goes over it);
+    ``listeners`` see every decision carried out; ``timeout_ms`` bounds each
+    run (an overrun is a timed-out failure).
+    """
+
+    def __init__(
+        self,
+        handler: Handler,
+        *,
+        policy: PolicyLayer | RetryPolicy | None = None,
+        listeners: Iterable[Listener] = (),
+        timeout_ms: int | None = None,
+    ) -> None:
+        self.handler = handler
+        self.defaults = policy
+        self.listeners = tuple(listeners)
+        self.timeout_ms = timeout_ms
+        self._policies: dict[str | None, RetryPolicy] = {}
+        resolve_policy(policy)  # a bad default fails here, not at the first failure
+
+    def policy_for(self, job: Any) -> RetryPolicy:
+        """The job's effective policy: the defaults <- its own layer."""
+        text = job.opts.get(POLICY_KEY)
+        found = self._policies.get(text)
+        if found is None:
+            found = resolve_policy(self.defaults, text)
+            self._policies[text] = found
+        return found
+
+    async def __call__(self, job: Any, token: str) -> Any:
+        bullmq = _bullmq()
+        if job.stalledCounter:
+            await self._count_stalls(job, token)
+        try:
+            run = self.handler(job, token)
+            if self.timeout_ms is not None:
+                return await asyncio.wait_for(run, self.timeout_ms / 1000)
+            return await run
+        except (bullmq.DelayedError, bullmq.WaitingChildrenError):
+            raise
+        except Exception as exc:
+            attempt = job.attemptsMade + 1 + job.stalledCounter
+            await self._carry_out(job, attempt, _failure_of(exc, bullmq), exc)
+
+    def backoff_strategy(self, attempts_made: int, type: str, err: Any, job: Any) -> int:
+        """``settings.backoffStrategy``: the delay decided for this failure."""
+        delay = getattr(job, "_ojs_retry_delay", None)
+        if type != BACKOFF_TYPE or delay is None:
+            # Not ours, or a failure the wrapper did not decide: refusing
+            # leaves the job active until its lock lapses, and the stall is
+            # then counted as an attempt — never a silent retry.
+            raise RuntimeError(f"ojs-retry: no decision for job {job.id} (backoff type {type!r})")
+        job._ojs_retry_delay = None
+        return int(delay)
+
+    async def _count_stalls(self, job: Any, token: str) -> None:
+        client, key = _job_hash(job)
+        seen = int(await client.hget(key, _STALLS_FIELD) or 0)
+        if job.stalledCounter <= seen:
+            return
+        await client.hset(key, _STALLS_FIELD, job.stalledCounter)
+        lost = Failure(STALLED_TYPE, None, True, "the job stalled (its worker stopped renewing the lock)")
+        attempt = job.attemptsMade + job.stalledCounter
+        decision = await self._record(job, attempt, lost)
+        if decision.action == "retry":
+            bullmq = _bullmq()
+            await job.moveToDelayed(now_ms() + (decision.delay_ms or 0), token)
+            raise bullmq.DelayedError()
+        await self._terminal(job, decision)
+
+    async def _record(self, job: Any, attempt: int, failure: Failure) -> Any:
+        client, key = _job_hash(job)
+        policy = self.policy_for(job)
+        state = await client.hget(key, STATE_KEY)
+        decision, new_state = record_failure(policy, _text(state), attempt, failure, key=str(job.id))
+        await client.hset(key, STATE_KEY, new_state.to_json())
+        job._ojs_retry_state = new_state
+        job._ojs_retry_policy = policy
+        notify(self.listeners, DecisionEvent(job.queue.name, str(job.id), attempt, failure, decision, now_ms()))
+        return decision
+
+    async def _carry_out(self, job: Any, attempt: int, failure: Failure, exc: BaseException) -> NoReturn:
+        bullmq = _bullmq()
+        decision = await self._record(job, attempt, failure)
+        if decision.action == "retry":
+            job._ojs_retry_delay = decision.delay_ms or 0
+            if isinstance(exc, bullmq.UnrecoverableError):
+                raise RuntimeError(str(exc)) from exc
+            raise exc
+        await self._terminal(job, decision)
+
+    async def _terminal(self, job: Any, decision: Any) -> NoReturn:
+        bullmq = _bullmq()
+        if decision.action == "dead_letter":
+            client, _ = _job_hash(job)
+            record = dead_letter_record(
+                queue=job.queue.name,
+                job_id=str(job.id),
+                state=job._ojs_retry_state,
+                decision=decision,
+                policy=job._ojs_retry_policy,
+                job={"name": job.name, "data": job.data, "opts": job.opts},
+            )
+            await client.rpush(
+                dead_letter_key(job.queue.name, job.queue.prefix),
+                json.dumps(record, separators=(",", ":")),
+            )
+        raise bullmq.UnrecoverableError(f"ojs-retry: {decision.action} ({decision.reason})")
+
+
+def _failure_of(exc: BaseException, bullmq: Any) -> Failure:
+    if isinstance(exc, bullmq.UnrecoverableError):
+        # The name BullMQ's own rules (and the bullmq preset) know it by.
+        return Failure("UnrecoverableError", None, False, str(exc) or "UnrecoverableError")
+    return failure_from_exception(exc, timeout_types=(asyncio.TimeoutError,))
+
+
+def _job_hash(job: Any) -> tuple[Any, str]:
+    worker = job.queue
+    return worker.client, f"{worker.keys['']}{job.id}"
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def worker(
+    name: str,
+    handler: Handler,
+    opts: Mapping[str, Any] | None = None,
+    *,
+    policy: PolicyLayer | RetryPolicy | None = None,
+    listeners: Iterable[Listener] = (),
+    timeout_ms: int | None = None,
+) -> Any:
+    """A ``bullmq.Worker`` running ``handler`` under :class:`Processor`.
+
+    Sets ``settings.backoffStrategy`` and, unless given, a ``maxStalledCount``
+    BullMQ never reaches (the engine counts stalls as attempts).
+    """
+    processor = Processor(handler, policy=policy, listeners=listeners, timeout_ms=timeout_ms)
+    options = dict(opts or {})
+    settings = dict(options.get("settings") or {})
+    settings["backoffStrategy"] = processor.backoff_strategy
+    options["settings"] = settings
+    options.setdefault("maxStalledCount", ATTEMPTS)
+    return _bullmq().Worker(name, processor, options)
