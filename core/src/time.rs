@@ -75,18 +75,22 @@ pub(crate) fn format_ms(ms: u64) -> String {
 }
 
 /// Parses an RFC 3339 timestamp (`2026-02-12T10:31:05Z`,
-/// `2026-02-12T11:31:05.250+01:00`) into epoch milliseconds. A fraction
-/// finer than a millisecond rounds *up*, so a parsed `next_retry_at` is
-/// never earlier than the one written (RET-11).
+/// `2026-02-12T11:31:05.250+01:00`) into epoch milliseconds. Instants are
+/// exact to the millisecond, as durations are: digits past the third of
+/// the fraction must be zero (`.2500` is fine, `.2501` is an error), since
+/// a sub-millisecond remainder would otherwise be rounded silently.
 ///
 /// # Errors
 ///
-/// `validation.invalid_argument` for text that is not RFC 3339, or an
-/// instant outside 1970-01-01 … 9999-12-31.
+/// `validation.invalid_argument` for text that is not RFC 3339, has a
+/// sub-millisecond remainder, or is an instant outside 1970-01-01 …
+/// 9999-12-31.
 ///
 /// ```
 /// assert_eq!(ojs_retry::parse_timestamp("2026-02-12T10:31:05.250Z").unwrap(), 1_770_892_265_250);
 /// assert_eq!(ojs_retry::parse_timestamp("2026-02-12T11:31:05.25+01:00").unwrap(), 1_770_892_265_250);
+/// assert_eq!(ojs_retry::parse_timestamp("2026-02-12T10:31:05.2500Z").unwrap(), 1_770_892_265_250);
+/// assert!(ojs_retry::parse_timestamp("2026-02-12T10:31:05.2501Z").is_err());
 /// ```
 pub fn parse_timestamp(text: &str) -> Result<u64, Error> {
     parse_ms(text).map_err(|why| Error::arg("timestamp", why))
@@ -136,13 +140,13 @@ pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
     if sep(i, b".") {
         i += 1;
         let start = i;
-        let mut round_up = false;
+        let mut remainder = false;
         while let Some(c) = b.get(i).filter(|c| c.is_ascii_digit()) {
             let digit = u64::from(c - b'0');
             if i - start < 3 {
                 millis = millis * 10 + digit;
             } else if digit != 0 {
-                round_up = true;
+                remainder = true;
             }
             i += 1;
         }
@@ -150,11 +154,13 @@ pub(crate) fn parse_ms(text: &str) -> Result<u64, String> {
         if digits == 0 {
             return Err(fail("a decimal point must be followed by digits"));
         }
+        if remainder {
+            return Err(fail(
+                "timestamps are exact to the millisecond; this one has a sub-millisecond remainder",
+            ));
+        }
         for _ in digits..3 {
             millis *= 10;
-        }
-        if round_up {
-            millis += 1; // may reach 1000: carried by the addition below
         }
     }
     let offset_min: i64 = match b.get(i..) {
@@ -253,13 +259,17 @@ mod tests {
         assert_eq!(parse_ms("1970-01-01T00:00:00Z").unwrap(), 0);
         assert_eq!(parse_ms("2026-02-12T10:31:05Z").unwrap(), 1_770_892_265_000);
         assert_eq!(
-            parse_ms("2026-02-12T10:31:05.2501Z").unwrap(),
-            1_770_892_265_251
+            parse_ms("2026-02-12T10:31:05.250000Z").unwrap(),
+            1_770_892_265_250
         );
-        assert_eq!(
-            parse_ms("2026-02-12T10:31:05.9999Z").unwrap(),
-            1_770_892_266_000
-        );
+        for sub_ms in [
+            "2026-02-12T10:31:05.2501Z",
+            "2026-02-12T10:31:05.9999Z",
+            "2026-02-12T10:31:05.0000001Z",
+        ] {
+            let why = parse_ms(sub_ms).unwrap_err();
+            assert!(why.contains("sub-millisecond remainder"), "{why}");
+        }
         assert!(parse_ms("1969-12-31T23:59:59Z").is_err());
         assert!(parse_ms("2026-02-30T00:00:00Z").is_err());
         assert!(parse_ms("2026-02-12T10:31:60Z").is_err());
