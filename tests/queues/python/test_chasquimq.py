@@ -1,0 +1,255 @@
+"""ChasquiMQ on the engine: real workers on a real redis-server >= 8.6.
+
+Needs ``OJS_REDIS86_URL`` (ChasquiMQ 1.3.0 uses ``XACKDEL``, Redis >= 8.6:
+scripts/test-queues starts ``redis_binary 8.6``) and the ``chasquimq``
+package pinned in requirements.txt on the path. Each test uses a queue of its
+own (a fresh name).
+
+Delays: a re-published job waits in ChasquiMQ's delayed set until the
+promoter (embedded in every worker, 100 ms tick) moves it to the stream, so a
+retry may start up to ``PRECISION_MS`` late; ``SLACK_MS`` covers process
+scheduling on a loaded machine. Gaps check the queue honoured the delay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+import uuid
+from typing import Any
+
+import chasquimq
+import pytest
+import redis.asyncio as aioredis
+
+import ojs_retry
+from ojs_retry import RetryPolicy
+from ojs_retry.integrations import DecisionEvent, JobError
+from ojs_retry.integrations import chasquimq as ojs_chasqui
+
+PRECISION_MS = 200
+SLACK_MS = 1500
+
+
+def redis_url() -> str:
+    # scripts/test-queues: OJS_REDIS86_URL names the redis >= 8.6 it started.
+    url = os.environ.get("OJS_REDIS86_URL")
+    if not url:
+        raise RuntimeError("OJS_REDIS86_URL is not set: run these tests through scripts/test-queues")
+    return url
+
+
+class Run:
+    """A queue, an in-process worker on the engine, and what it saw."""
+
+    def __init__(self, policy: Any, handler: Any, *, timeout_ms: int | None = None,
+                 name: str | None = None, **worker_kwargs: Any) -> None:
+        self.name = name or f"chq-{uuid.uuid4().hex[:8]}"
+        self.url = redis_url()
+        self.starts: dict[str, list[tuple[int, int]]] = {}
+        self.events: list[DecisionEvent] = []
+        self.done: dict[str, Any] = {}
+        self.handler = handler
+        self.policy = policy
+        self.timeout_ms = timeout_ms
+        self.worker_kwargs = worker_kwargs
+
+    async def __aenter__(self) -> Run:
+        self.queue = chasquimq.Queue(self.name, redis_url=self.url)
+
+        async def handle(job: Any) -> Any:
+            self.starts.setdefault(job.id, []).append((job.attempt, time.time_ns() // 1_000_000))
+            result = await self.handler(job)
+            self.done[job.id] = result
+            return result
+
+        self.worker = ojs_chasqui.worker(
+            self.name, handle, redis_url=self.url, policy=self.policy,
+            listeners=[self.events.append], timeout_ms=self.timeout_ms,
+            concurrency=4, **self.worker_kwargs,
+        )
+        self.task = asyncio.ensure_future(self.worker.run())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.worker.close()
+        await self.task
+        await self.worker.ojs_handler.close()
+        client = aioredis.from_url(self.url)
+        keys = await client.keys(f"{{chasqui:{self.name}}}*")
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+        await self.queue.close()
+
+    def terminal(self, job_id: str) -> bool:
+        decided = [e for e in self.events if e.job_id == job_id]
+        return job_id in self.done or bool(decided and decided[-1].decision.action != "retry")
+
+    async def settle(self, *job_ids: str, seconds: float = 20) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if all(self.terminal(j) for j in job_ids):
+                await asyncio.sleep(0.3)  # a dead letter's second hop
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"jobs did not finish: {job_ids} {self.events}")
+
+
+def always(failure: BaseException) -> Any:
+    async def handler(job: Any) -> Any:
+        raise failure
+    return handler
+
+
+POLICY = {"max_attempts": 3, "initial_interval": "PT0.1S", "backoff_coefficient": 2,
+          "max_interval": "PT1S", "on_exhaustion": "dead_letter",
+          "non_retryable_errors": ["validation.*"]}
+
+
+def test_retries_follow_the_engine_and_the_dlq_entry_holds_the_history() -> None:
+    async def main() -> None:
+        async with Run(POLICY, always(JobError("external.timeout", message="slow"))) as run:
+            await ojs_chasqui.enqueue(run.queue, "j", {"n": 1}, job_id="cj-1")
+            await run.settle("cj-1")
+            policy = RetryPolicy(POLICY)
+            # max_attempts is exact; the handler's attempt is 0-based.
+            assert [a for a, _ in run.starts["cj-1"]] == [0, 1, 2]
+            got = [(e.attempt, e.decision.action, e.decision.reason, e.decision.delay_ms) for e in run.events]
+            want = [(n, d.action, d.reason, d.delay_ms) for n in (1, 2, 3)
+                    for d in [policy.decide(n, type="external.timeout", key="cj-1")]]
+            assert got == want
+            for event, (_, start) in zip(run.events, run.starts["cj-1"][1:]):
+                gap, delay = start - event.at_ms, event.decision.delay_ms or 0
+                assert delay <= gap <= delay + PRECISION_MS + SLACK_MS, (event.attempt, gap, delay)
+            [record] = await ojs_chasqui.dead_letters(run.queue)
+            assert record["job_id"] == "cj-1" and record["decision"]["reason"] == "exhausted"
+            assert [e["attempt"] for e in record["retry_state"]["errors"]] == [1, 2, 3]
+            assert record["job"]["data"] == {"n": 1}
+            [entry] = await run.queue.peek_dlq(10)
+            assert entry["reason"] == "unrecoverable"  # ChasquiMQ's own DLQ, by its own route
+    asyncio.run(main())
+
+
+def test_non_retryable_and_unrecoverable_go_to_on_exhaustion() -> None:
+    async def handler(job: Any) -> Any:
+        if job.data == "unrec":
+            raise chasquimq.UnrecoverableError("poison")
+        raise JobError("validation.bad_input")
+
+    async def main() -> None:
+        policy = {**POLICY, "non_retryable_errors": ["validation.*", "UnrecoverableError"]}
+        async with Run(policy, handler) as run:
+            await ojs_chasqui.enqueue(run.queue, "j", "bad", job_id="cj-2", policy={"on_exhaustion": "discard"})
+            await ojs_chasqui.enqueue(run.queue, "j", "unrec", job_id="cj-3")
+            await run.settle("cj-2", "cj-3")
+            by_job = {e.job_id: e for e in run.events}
+            assert (by_job["cj-2"].decision.action, by_job["cj-2"].decision.reason) == ("discard", "non_retryable")
+            assert (by_job["cj-3"].decision.action, by_job["cj-3"].decision.reason) == ("dead_letter", "non_retryable")
+            assert by_job["cj-3"].failure.type == "UnrecoverableError"
+            assert [len(run.starts[j]) for j in ("cj-2", "cj-3")] == [1, 1]
+            assert [r["job_id"] for r in await ojs_chasqui.dead_letters(run.queue)] == ["cj-3"]
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("code", ["RETRY", "DISCARD", "DEAD_LETTER", "FAIL"])
+def test_each_handler_code(code: str) -> None:
+    async def handler(job: Any) -> Any:
+        if job.attempt == 0:
+            raise JobError("validation.odd", code=code)  # type: ignore[arg-type]
+        return "ok"
+
+    async def main() -> None:
+        async with Run(POLICY, handler) as run:
+            await ojs_chasqui.enqueue(run.queue, "j", None, job_id="cj-c")
+            await run.settle("cj-c")
+            want = RetryPolicy(POLICY).decide(1, type="validation.odd", code=code, key="cj-c")  # type: ignore[arg-type]
+            [event] = run.events
+            assert (event.decision.action, event.decision.reason) == (want.action, want.reason)
+            assert len(run.starts["cj-c"]) == (2 if want.action == "retry" else 1)
+            assert ("cj-c" in run.done) == (want.action == "retry")
+            dead = await ojs_chasqui.dead_letters(run.queue)
+            assert len(dead) == (1 if want.action == "dead_letter" else 0)
+    asyncio.run(main())
+
+
+def test_a_timed_out_run_counts_as_a_timed_out_attempt() -> None:
+    async def handler(job: Any) -> Any:
+        if job.attempt == 0:
+            await asyncio.sleep(5)
+        return "ok"
+
+    async def main() -> None:
+        async with Run(POLICY, handler, timeout_ms=200) as run:
+            await ojs_chasqui.enqueue(run.queue, "j", None, job_id="cj-t")
+            await run.settle("cj-t")
+            [event] = run.events
+            assert event.failure.timed_out and event.decision.action == "retry"
+            assert [a for a, _ in run.starts["cj-t"]] == [0, 1]
+    asyncio.run(main())
+
+
+def test_a_bad_policy_is_refused_before_anything_reaches_redis() -> None:
+    async def main() -> None:
+        name = f"chq-bad-{uuid.uuid4().hex[:8]}"
+        queue = chasquimq.Queue(name, redis_url=redis_url())
+        with pytest.raises(ojs_retry.PolicyError) as err:
+            await ojs_chasqui.enqueue(queue, "j", None, job_id="cj-bad", policy={"initial_interval": "soon"})
+        assert err.value.field == "initial_interval"
+        with pytest.raises(ojs_retry.PolicyError):
+            await ojs_chasqui.enqueue(queue, "j", None, policy=RetryPolicy.preset("chasquimq"), defaults=POLICY)
+        client = aioredis.from_url(redis_url())
+        assert await client.keys(f"{{chasqui:{name}}}*") == []
+        await client.aclose()
+        await queue.close()
+    asyncio.run(main())
+
+
+KILLER = """
+import asyncio, os, sys
+from ojs_retry.integrations import chasquimq as ojs_chasqui
+started = []
+async def handler(job):
+    started.append(job.id)
+    print("started", job.id, flush=True)
+    for _ in range(40):
+        if len(started) == 2:
+            os._exit(9)
+        await asyncio.sleep(0.05)
+    os._exit(9)
+async def main():
+    w = ojs_chasqui.worker(sys.argv[2], handler, redis_url=sys.argv[1], concurrency=2)
+    await w.run()
+asyncio.run(main())
+"""
+
+
+def test_a_killed_workers_job_counts_the_attempt_and_is_not_retried_past_the_limit() -> None:
+    async def handler(job: Any) -> Any:
+        return "ok"
+
+    async def main() -> None:
+        name = f"chq-kill-{uuid.uuid4().hex[:8]}"
+        queue = chasquimq.Queue(name, redis_url=redis_url())
+        await ojs_chasqui.enqueue(queue, "j", None, job_id="ck-1", policy=POLICY)
+        await ojs_chasqui.enqueue(queue, "j", None, job_id="ck-2", policy={**POLICY, "max_attempts": 1})
+        await queue.close()
+        killer = subprocess.run([sys.executable, "-c", KILLER, redis_url(), name],
+                                capture_output=True, text=True, timeout=60)
+        assert killer.returncode == 9, killer.stderr
+        assert sorted(killer.stdout.split()) == sorted("started ck-1 started ck-2".split())
+        async with Run(POLICY, handler, name=name, claim_min_idle_ms=300) as run:
+            await run.settle("ck-1", "ck-2")
+            by_job = {e.job_id: e for e in run.events}
+            lost = by_job["ck-1"]
+            assert (lost.attempt, lost.failure.type, lost.failure.timed_out) == (1, "chasquimq.redelivered", True)
+            assert lost.decision.action == "retry"
+            assert [a for a, _ in run.starts["ck-1"]] == [1]  # attempt 2 ran here
+            assert by_job["ck-2"].decision.action == "dead_letter"
+            assert "ck-2" not in run.starts  # never run past its one attempt
+            [record] = await ojs_chasqui.dead_letters(run.queue)
+            assert record["retry_state"]["errors"][0]["type"] == "chasquimq.redelivered"
+    asyncio.run(main())
