@@ -5,6 +5,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
+use crate::value::limits::MAX_FAULTS;
+
 /// The stable, machine-readable class of an [`Error`].
 ///
 /// The string form ([`ErrorCode::as_str`]) is identical in every runtime and
@@ -98,7 +100,9 @@ impl Fault {
 
 /// Every error the engine returns.
 ///
-/// A document with several faults reports all of them, in a stable order
+/// A document with several faults reports them (at most
+/// [`MAX_FAULTS`](crate::value::limits::MAX_FAULTS), the last of which
+/// then counts the rest), in a stable order
 /// (the spec's field order, then unknown fields in name order, then rules
 /// across fields); [`Error::field`], [`Error::path`] and
 /// [`Error::message`] describe the first.
@@ -171,7 +175,14 @@ impl Error {
     }
 
     /// Builds an error from collected faults; `None` when there are none.
-    pub(crate) fn from_faults(code: ErrorCode, faults: Vec<Fault>) -> Option<Self> {
+    /// Past [`MAX_FAULTS`] the rest are counted in one last fault, so that
+    /// a document of a million bad entries gives a message of bounded size.
+    pub(crate) fn from_faults(code: ErrorCode, mut faults: Vec<Fault>) -> Option<Self> {
+        if faults.len() > MAX_FAULTS {
+            let more = faults.len() - (MAX_FAULTS - 1);
+            faults.truncate(MAX_FAULTS - 1);
+            faults.push(Fault::at("", alloc::format!("and {more} more faults")));
+        }
         (!faults.is_empty()).then_some(Self { code, faults })
     }
 

@@ -219,8 +219,8 @@ impl JitterSource<'_> {
     ///
     /// # Errors
     ///
-    /// `validation.invalid_argument` for a bad explicit `u`, or when the OS
-    /// has no entropy to give.
+    /// `validation.invalid_argument` for a bad explicit `u`, or a key longer
+    /// than [`MAX_STRING_BYTES`](crate::value::limits::MAX_STRING_BYTES).
     ///
     /// ```
     /// use ojs_retry::JitterSource;
@@ -241,10 +241,10 @@ impl JitterSource<'_> {
         match *self {
             Self::Uniform(u) => Sample::from_unit(u),
             Self::Seed(seed) => Ok(Sample::from_u64(splitmix64(seed, retry_number))),
-            Self::Key(key) => Ok(Sample::from_u64(splitmix64(
-                fnv1a64(key.as_bytes()),
-                retry_number,
-            ))),
+            Self::Key(key) => {
+                crate::value::limits::check_string(key.len()).map_err(|m| Error::arg("key", m))?;
+                Ok(Sample::from_u64(splitmix64(fnv1a64(key.as_bytes()), retry_number)))
+            }
             #[cfg(feature = "std")]
             Self::Entropy => Ok(Sample::from_u64(rand::RngCore::next_u64(&mut rand::rng()))),
         }

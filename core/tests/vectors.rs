@@ -106,6 +106,18 @@ fn expand(v: &Value) -> Value {
                         .repeat(usize::try_from(u(&m["times"])).unwrap()),
                 );
             }
+            if let Some(item) = m.get("$array") {
+                let n = usize::try_from(u(&m["times"])).unwrap();
+                return Value::Array(vec![expand(item); n]);
+            }
+            if let Some(n) = m.get("$keys") {
+                // Inserted from the last key down (serde_json's map sorts
+                // them anyway; JS and Python keep the insertion order).
+                let value = expand(&m["value"]);
+                return Value::Object(
+                    (0..u(n)).rev().map(|i| (format!("k{i:07}"), value.clone())).collect(),
+                );
+            }
             if let Some(parts) = m.get("$concat") {
                 let mut out = String::new();
                 for p in parts.as_array().unwrap() {

@@ -104,6 +104,13 @@ export function expand(v) {
     return SPECIAL[v.$special];
   }
   if ("$repeat" in v) return String(v.$repeat).repeat(v.times);
+  if ("$array" in v) return Array.from({ length: v.times }, () => expand(v.$array));
+  if ("$keys" in v) {
+    const out = {};
+    const value = expand(v.value);
+    for (let i = v.$keys - 1; i >= 0; i--) out[`k${String(i).padStart(7, "0")}`] = value;
+    return out;
+  }
   if ("$concat" in v) {
     const parts = v.$concat.map(expand);
     if (!parts.every((p) => typeof p === "string")) throw new RunnerError("$concat parts must be strings");

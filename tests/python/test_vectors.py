@@ -112,6 +112,11 @@ def expand(v: Any) -> Any:
         return _SPECIAL[v["$special"]]
     if "$repeat" in v:
         return v["$repeat"] * v["times"]
+    if "$array" in v:
+        return [expand(v["$array"]) for _ in range(v["times"])]
+    if "$keys" in v:
+        value = expand(v["value"])
+        return {f"k{i:07d}": value for i in reversed(range(v["$keys"]))}
     if "$concat" in v:
         parts = [expand(p) for p in v["$concat"]]
         assert all(isinstance(p, str) for p in parts), "$concat parts are strings"

@@ -196,8 +196,9 @@ impl fmt::Display for Number {
 use crate::describe::show_f64;
 
 impl Value {
-    /// Reads JSON text strictly: a repeated key, trailing data or a syntax
-    /// error is an error carrying `serde_json`'s message.
+    /// Reads JSON text strictly: a repeated key, trailing data, a syntax
+    /// error or a document over the [`limits`] is an error carrying
+    /// `serde_json`'s message.
     ///
     /// # Errors
     ///
@@ -209,6 +210,9 @@ impl Value {
     /// assert!(Value::from_json("{} x").unwrap_err().contains("line 1 column"));
     /// ```
     pub fn from_json(text: &str) -> Result<Self, String> {
+        if text.len() > limits::MAX_DOCUMENT_BYTES {
+            return Err(limits::too_large());
+        }
         serde_json::from_str(text).map_err(|e| alloc::format!("{e}"))
     }
 
@@ -503,6 +507,8 @@ pub(crate) fn read_uint(v: &Value) -> Result<u64, String> {
     Ok(f as u64)
 }
 
+pub mod host;
+pub mod limits;
 mod read;
 
 pub use read::MAX_DEPTH;

@@ -8,6 +8,7 @@ use core::fmt;
 
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
+use super::limits::{self, Budget};
 use super::{Map, Number, Value};
 use crate::error::Fault;
 
@@ -26,18 +27,19 @@ use crate::error::Fault;
 /// ```
 pub const MAX_DEPTH: u32 = 64;
 
-/// Reads any value, nested at most [`MAX_DEPTH`] levels.
+/// Reads any value, nested at most [`MAX_DEPTH`] levels and within the
+/// [`limits`](super::limits).
 impl<'de> Deserialize<'de> for Value {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Depth(0).deserialize(d)
+        Depth(0, &Budget::new()).deserialize(d)
     }
 }
 
-/// A value at this nesting depth.
+/// A value at this nesting depth, and what is left of the document's size.
 #[derive(Clone, Copy)]
-struct Depth(u32);
+struct Depth<'b>(u32, &'b Budget);
 
-impl<'de> DeserializeSeed<'de> for Depth {
+impl<'de> DeserializeSeed<'de> for Depth<'_> {
     type Value = Value;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         if self.0 > MAX_DEPTH {
@@ -45,19 +47,35 @@ impl<'de> DeserializeSeed<'de> for Depth {
                 "expected a value nested at most {MAX_DEPTH} levels deep (is it cyclic?)"
             )));
         }
-        d.deserialize_any(ValueVisitor(self.0))
+        self.1.take(1).map_err(de::Error::custom)?;
+        d.deserialize_any(ValueVisitor(self.0, self.1))
     }
 }
 
-struct ValueVisitor(u32);
+struct ValueVisitor<'b>(u32, &'b Budget);
 
-impl ValueVisitor {
-    fn inner(&self) -> Depth {
-        Depth(self.0.saturating_add(1))
+impl ValueVisitor<'_> {
+    fn inner(&self) -> Depth<'_> {
+        Depth(self.0.saturating_add(1), self.1)
+    }
+
+    /// A string within the limits, its bytes taken from the budget.
+    fn string<E: de::Error>(&self, len: usize) -> Result<(), E> {
+        limits::check_string(len).map_err(E::custom)?;
+        self.1.take(len).map_err(E::custom)
     }
 }
 
-impl<'de> Visitor<'de> for ValueVisitor {
+/// Refuses an array or object whose announced length is over the limit
+/// before any member is read.
+fn announced<E: de::Error>(
+    hint: Option<usize>,
+    check: fn(usize) -> Result<(), String>,
+) -> Result<(), E> {
+    hint.map_or(Ok(()), |n| check(n).map_err(E::custom))
+}
+
+impl<'de> Visitor<'de> for ValueVisitor<'_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -85,10 +103,12 @@ impl<'de> Visitor<'de> for ValueVisitor {
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
         Ok(Value::Number(Number::Float(v)))
     }
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        self.string(v.len())?;
         Ok(v.into())
     }
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        self.string(v.len())?;
         Ok(Value::String(v))
     }
     fn visit_unit<E>(self) -> Result<Value, E> {
@@ -98,21 +118,26 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::Null)
     }
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        Depth(self.0).deserialize(d)
+        d.deserialize_any(self)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        announced(seq.size_hint(), limits::check_array)?;
         let mut items = Vec::new();
         while let Some(item) = seq.next_element_seed(self.inner())? {
+            limits::check_array(items.len() + 1).map_err(de::Error::custom)?;
             items.push(item);
         }
         Ok(Value::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        announced(map.size_hint(), limits::check_object)?;
         let mut m = Map::new();
         while let Some(key) = map.next_key::<String>()? {
+            self.string(key.len())?;
             if m.contains_key(&key) {
                 return Err(de::Error::custom(duplicate(&key)));
             }
+            limits::check_object(m.len() + 1).map_err(de::Error::custom)?;
             let value = map.next_value_seed(self.inner())?;
             m.insert(key, value);
         }
@@ -128,9 +153,10 @@ impl Value {
     /// Reads a document from any serde `Deserializer` (a host value): its
     /// value, or the fault that stopped reading it, located as precisely as
     /// the top level allows — at `field` or `field[i]` / `field.key` whose
-    /// value could not be read (nested too deep, a type JSON has not, a
-    /// string that is not Unicode), or at the document itself. A NaN is
-    /// readable: the document's reader reports it with its field.
+    /// value could not be read (nested too deep, over a
+    /// [limit](super::limits), a type JSON has not, a string that is not
+    /// Unicode), or at the document itself. A NaN is readable: the
+    /// document's reader reports it with its field.
     ///
     /// # Errors
     ///
@@ -143,7 +169,8 @@ impl Value {
     /// assert_eq!(v.to_string(), r#"{"a":[1,2]}"#);
     /// ```
     pub fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Value, Fault> {
-        match d.deserialize_any(Locate::Top) {
+        let budget = Budget::new();
+        match d.deserialize_any(Locate { field: None, budget: &budget }) {
             Ok(read) => read,
             Err(e) => Err(Fault::at("", alloc::format!("{e}"))),
         }
@@ -157,59 +184,84 @@ pub(crate) fn read_document<'de, D: Deserializer<'de>>(d: D) -> Result<Value, Fa
 type Located = Result<Value, Fault>;
 
 /// Reads a document so that a fault is located: at its top level
-/// (`Locate::Top`), each field's value is read by `Locate::Field`, which
+/// (`field: None`), each field's value is read with `field` set, which
 /// reads an array's or an object's members one by one, so that a member
 /// that cannot be read is located at `field[i]` / `field.key`. After a
 /// fault the other entries are still read (and dropped): some
 /// deserializers refuse a map left half-read, which would hide the fault.
 #[derive(Clone, Copy)]
-enum Locate<'k> {
-    Top,
-    Field(&'k str),
+struct Locate<'k, 'b> {
+    field: Option<&'k str>,
+    budget: &'b Budget,
 }
 
-impl Locate<'_> {
-    /// The depth of this level's value.
-    fn depth(self) -> u32 {
-        match self {
-            Self::Top => 0,
-            Self::Field(_) => 1,
+impl<'b> Locate<'_, 'b> {
+    /// The plain reader at this level's depth.
+    fn plain(self) -> ValueVisitor<'b> {
+        ValueVisitor(u32::from(self.field.is_some()), self.budget)
+    }
+
+    /// The reader of this level's members.
+    fn member(self) -> Depth<'b> {
+        Depth(2, self.budget)
+    }
+
+    /// A fault of the whole value at this level.
+    fn fault(self, message: String) -> Fault {
+        match self.field {
+            None => Fault::at("", message),
+            Some(name) => Fault::at_field(name, name.into(), message),
         }
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Locate<'_> {
+impl<'de> DeserializeSeed<'de> for Locate<'_, '_> {
     type Value = Located;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Located, D::Error> {
+        if let Err(m) = self.budget.take(1) {
+            return Ok(Err(self.fault(m)));
+        }
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for Locate<'_> {
+impl<'de> Visitor<'de> for Locate<'_, '_> {
     type Value = Located;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON value")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Located, A::Error> {
+        if let Err(m) = map.size_hint().map_or(Ok(()), limits::check_object) {
+            return Ok(Err(self.fault(m)));
+        }
         let mut m = Map::new();
         let mut first = None;
         while let Some(key) = map.next_key::<String>()? {
-            let read = match self {
-                Self::Top => map.next_value_seed(Locate::Field(&key)),
-                Self::Field(_) => map.next_value_seed(Depth(2)).map(Ok),
+            let read = match self.field {
+                None => map.next_value_seed(Locate { field: Some(&key), budget: self.budget }),
+                Some(_) => map.next_value_seed(self.member()).map(Ok),
             };
             if first.is_some() {
                 continue;
             }
-            let fault = |message: String| match self {
-                Self::Top => Fault::at_field(&key, key.clone(), message),
-                Self::Field(name) => Fault::at_field(name, alloc::format!("{name}.{key}"), message),
+            let fault = |message: String| match self.field {
+                None => Fault::at_field(&key, key.clone(), message),
+                Some(name) => Fault::at_field(name, alloc::format!("{name}.{key}"), message),
             };
+            if let Err(message) = limits::check_object(m.len() + 1) {
+                first = Some(self.fault(message));
+                continue;
+            }
+            let limit = limits::check_string(key.len()).and_then(|()| self.budget.take(key.len()));
+            if let Err(message) = limit {
+                first = Some(fault(message));
+                continue;
+            }
             if m.contains_key(&key) {
-                first = Some(match self {
-                    Self::Top => Fault::at("", duplicate(&key)),
-                    Self::Field(_) => fault(duplicate(&key)),
+                first = Some(match self.field {
+                    None => Fault::at("", duplicate(&key)),
+                    Some(_) => fault(duplicate(&key)),
                 });
                 continue;
             }
@@ -224,20 +276,26 @@ impl<'de> Visitor<'de> for Locate<'_> {
         Ok(first.map_or(Ok(Value::Object(m)), Err))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Located, A::Error> {
-        let Self::Field(name) = self else {
-            return ValueVisitor(0).visit_seq(seq).map(Ok);
+        let Some(name) = self.field else {
+            return self.plain().visit_seq(seq).map(Ok);
         };
+        if let Err(m) = seq.size_hint().map_or(Ok(()), limits::check_array) {
+            return Ok(Err(self.fault(m)));
+        }
         let mut items = Vec::new();
         // The first member that cannot be read ends the array: a streaming
         // deserializer stays inside it and would fail again forever.
         loop {
-            match seq.next_element_seed(Depth(2)) {
+            let at = || alloc::format!("{name}[{}]", items.len());
+            match seq.next_element_seed(self.member()) {
                 Ok(None) => return Ok(Ok(Value::Array(items))),
-                Ok(Some(item)) => items.push(item),
-                Err(e) => {
-                    let at = alloc::format!("{name}[{}]", items.len());
-                    return Ok(Err(Fault::at_field(name, at, alloc::format!("{e}"))));
+                Ok(Some(item)) => {
+                    if let Err(m) = limits::check_array(items.len() + 1) {
+                        return Ok(Err(self.fault(m)));
+                    }
+                    items.push(item);
                 }
+                Err(e) => return Ok(Err(Fault::at_field(name, at(), alloc::format!("{e}")))),
             }
         }
     }
@@ -245,22 +303,23 @@ impl<'de> Visitor<'de> for Locate<'_> {
         Ok(Ok(Value::Bool(v)))
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Located, E> {
-        ValueVisitor(self.depth()).visit_i64(v).map(Ok)
+        self.plain().visit_i64(v).map(Ok)
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Located, E> {
-        ValueVisitor(self.depth()).visit_u64(v).map(Ok)
+        self.plain().visit_u64(v).map(Ok)
     }
     fn visit_i128<E: de::Error>(self, v: i128) -> Result<Located, E> {
-        ValueVisitor(self.depth()).visit_i128(v).map(Ok)
+        self.plain().visit_i128(v).map(Ok)
     }
     fn visit_u128<E: de::Error>(self, v: u128) -> Result<Located, E> {
-        ValueVisitor(self.depth()).visit_u128(v).map(Ok)
+        self.plain().visit_u128(v).map(Ok)
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Located, E> {
-        ValueVisitor(self.depth()).visit_f64(v).map(Ok)
+        self.plain().visit_f64(v).map(Ok)
     }
     fn visit_str<E>(self, v: &str) -> Result<Located, E> {
-        Ok(Ok(v.into()))
+        let limit = limits::check_string(v.len()).and_then(|()| self.budget.take(v.len()));
+        Ok(limit.map(|()| v.into()).map_err(|m| self.fault(m)))
     }
     fn visit_unit<E>(self) -> Result<Located, E> {
         Ok(Ok(Value::Null))

@@ -1,0 +1,94 @@
+//! The size limits every document is held to, in every host.
+//!
+//! They are far above any real policy, state or failure (a policy is a few
+//! hundred bytes; a state with the default history of 10 errors a few
+//! kilobytes) and far below what takes a second to read, so a hostile or
+//! broken caller (a job's metadata read back from Redis, say) gets a typed
+//! error naming the limit before the engine does work in proportion to it.
+//!
+//! ```
+//! use ojs_retry::{RetryPolicy, value::limits};
+//! let patterns = vec!["x"; limits::MAX_ARRAY_LEN + 1];
+//! let doc = serde_json::json!({ "non_retryable_errors": patterns });
+//! let err = RetryPolicy::from_json(&doc.to_string()).unwrap_err();
+//! assert!(err.message().contains("at most 10000 elements"));
+//! // A host value is refused at the field that is too long.
+//! let err = RetryPolicy::from_deserializer(&doc).unwrap_err();
+//! assert_eq!(err.path(), Some("non_retryable_errors"));
+//! ```
+
+use core::cell::Cell;
+
+/// The largest document: its JSON text in bytes or, for a value a host
+/// passes, one per value plus the UTF-8 bytes of its strings and keys.
+pub const MAX_DOCUMENT_BYTES: usize = 1 << 20;
+
+/// The longest string (a key, an error type, a message, a job id used as
+/// a jitter key), in UTF-8 bytes.
+pub const MAX_STRING_BYTES: usize = 1 << 16;
+
+/// The most elements of an array (patterns, a batch of retry numbers, a
+/// history).
+pub const MAX_ARRAY_LEN: usize = 10_000;
+
+/// The most members of an object.
+pub const MAX_OBJECT_LEN: usize = 10_000;
+
+/// The most faults an error lists; the rest are counted in one last fault.
+pub const MAX_FAULTS: usize = 100;
+
+/// What is left of [`MAX_DOCUMENT_BYTES`] while one document is read.
+pub(crate) struct Budget(Cell<usize>);
+
+impl Budget {
+    pub(crate) fn new() -> Self {
+        Self(Cell::new(MAX_DOCUMENT_BYTES))
+    }
+
+    /// Takes `n` bytes from the budget, or says the document is too large.
+    pub(crate) fn take(&self, n: usize) -> Result<(), alloc::string::String> {
+        match self.0.get().checked_sub(n) {
+            Some(left) => {
+                self.0.set(left);
+                Ok(())
+            }
+            None => Err(too_large()),
+        }
+    }
+}
+
+pub(crate) fn too_large() -> alloc::string::String {
+    alloc::format!("expected a document of at most {MAX_DOCUMENT_BYTES} bytes, found a larger one")
+}
+
+/// The fault of a string longer than [`MAX_STRING_BYTES`]; `len` is what
+/// the host could measure (UTF-8 bytes, or UTF-16 units, which are never
+/// more than the UTF-8 bytes of the same text).
+pub(crate) fn check_string(len: usize) -> Result<(), alloc::string::String> {
+    if len > MAX_STRING_BYTES {
+        return Err(alloc::format!(
+            "expected a string of at most {MAX_STRING_BYTES} bytes, found one of {len}"
+        ));
+    }
+    Ok(())
+}
+
+/// The fault of an array longer than [`MAX_ARRAY_LEN`].
+pub(crate) fn check_array(len: usize) -> Result<(), alloc::string::String> {
+    if len > MAX_ARRAY_LEN {
+        return Err(alloc::format!(
+            "expected an array of at most {MAX_ARRAY_LEN} elements, found {len}"
+        ));
+    }
+    Ok(())
+}
+
+/// The fault of an object with more than [`MAX_OBJECT_LEN`] members.
+pub(crate) fn check_object(len: usize) -> Result<(), alloc::string::String> {
+    if len > MAX_OBJECT_LEN {
+        return Err(alloc::format!(
+            "expected an object of at most {MAX_OBJECT_LEN} members, found {len}"
+        ));
+    }
+    Ok(())
+}
