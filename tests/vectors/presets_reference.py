@@ -78,6 +78,15 @@ def bullmq(kind, delay, jitter):
     return d
 
 
+def bullmq_python(kind, delay):
+    # BullMQ for Python 3.4.4 (PyPI `bullmq`) bullmq/backoffs.py: fixed
+    # `delay`; exponential `int(round(pow(2, attempts_made - 1) * delay))`
+    # (Python's round: ties to even); no jitter (a `jitter` key is ignored).
+    def d(n, u):
+        return int(delay) if kind == "fixed" else int(round(pow(2, n - 1) * delay))
+    return d
+
+
 def temporal(initial_ms, coefficient, max_ms):
     # temporalio/temporal common/backoff/retry.go ExponentialBackoffAlgorithm
     # (v1.29+): int64(float64(initial ns) * Pow(coefficient, attempt - 1)),
@@ -139,24 +148,43 @@ def aws(base):
     return lambda n, u: floor_mul(min(base * 2 ** (n - 1), 20_000), u)
 
 
-def aws_full(base, cap):
-    return lambda n, u: floor_mul(min(cap, base * 2 ** (n - 1)), u)
+# aws-samples/aws-arch-backoff-simulator src/backoff_simulator.py at
+# 095a07603079779edc86102ff1d91731a004cd2a (the blog post's simulator):
+# Backoff.expo(n) = min(cap, pow(2, n) * base); OccClient.write_rsp does
+# `self.attempt += 1` before `backoff(self.attempt)`, so retry n sees
+# expo(n) (numbering "simulator"). Numbering "sdk" is the AWS SDKs' retry
+# count from 0: expo(n - 1). random.uniform(a, b) = a + (b - a) * u as
+# CPython computes it; only the returned float is truncated to whole ms.
+
+def uniform(a, b, u):
+    return a + (b - a) * u
 
 
-def aws_equal(base, cap):
+def sim_expo(base, cap, n, numbering):
+    return min(cap, pow(2, n if numbering == "simulator" else n - 1) * base)
+
+
+def aws_full(base, cap, numbering="simulator"):
+    # ExpoBackoffFullJitter: uniform(0, v).
+    return lambda n, u: int(uniform(0, sim_expo(base, cap, n, numbering), u))
+
+
+def aws_equal(base, cap, numbering="simulator"):
+    # ExpoBackoffEqualJitter: v/2 + uniform(0, v/2).
     def d(n, u):
-        t = min(cap, base * 2 ** (n - 1))
-        half = t // 2
-        return half + floor_mul(t - half, u)
+        v = sim_expo(base, cap, n, numbering)
+        return int(v / 2 + uniform(0, v / 2, u))
     return d
 
 
 def aws_decorrelated(base, cap):
+    # ExpoBackoffDecorr: sleep = base, then sleep = min(cap, uniform(base,
+    # sleep * 3)) each retry; the float is carried, only the delay truncated.
     def d(n, u):
-        prev = base
+        sleep = base
         for _ in range(n):
-            prev = min(cap, base + floor_mul(max(prev * 3, base) - base, u))
-        return prev
+            sleep = min(cap, uniform(base, sleep * 3, u))
+        return int(sleep)
     return d
 
 
@@ -186,6 +214,21 @@ def zzz(strategy, base, maximum, jitter, delay):
 
 
 def chasquimq(kind, delay, maximum, mult, jitter):
+    # chasquimq 1.3.0 (PyPI; its engine is jotarios/chasquimq
+    # chasquimq/src/consumer/retry.rs backoff_ms_from_spec, read at
+    # cd30b0889437005a26c482826ecf3435f0960cdf): base = delay (fixed) or
+    # delay * multiplier.powi(attempt - 1), attempt = the run that failed
+    # (1-based); capped = base.min(max).max(0) as u64; plus
+    # fastrand_jitter(jitter) = xorshift % jitter = floor(jitter * u), on top
+    # of the cap.
+    def d(n, u):
+        base = delay if kind == "fixed" else delay * mult ** (n - 1)
+        capped = int(max(min(base, maximum), 0))
+        return capped + floor_mul(jitter, u) if jitter else capped
+    return d
+
+
+def chasquimq_documented(kind, delay, maximum, mult, jitter):
     # shared/spec/chasquimq-retry-and-backoff.md: min(initial * mult**(attempt-1),
     # max) + uniform(-jitter, +jitter): capped + floor(2 * jitter * u) - jitter,
     # never below 0.
@@ -330,6 +373,30 @@ decisions("bullmq-limits", "bullmq", {"attempts": 3, "backoff": {"type": "expone
 decisions("bullmq-default", "bullmq", {}, [{"attempt": 1}], [term("dead_letter")], "attempts defaults to 1: no retry")
 error("bullmq-jitter", "bullmq", {"backoff": {"type": "fixed", "delay": 1, "jitter": 2}}, "preset.backoff.jitter",
       "jitter is a fraction in [0, 1]")
+BMQPY = "BullMQ for Python 3.4.4 (PyPI bullmq) backoffs.py"
+delays("bullmq-python-exp", "bullmq",
+       {"runtime": "python", "attempts": 40, "backoff": {"type": "exponential", "delay": 1.25}},
+       bullmq_python("exponential", 1.25),
+       f"{BMQPY}: int(round(pow(2, attemptsMade - 1) * delay)), ties to even: 2.5 -> 2 (Node: 3)",
+       canonical={"system": "bullmq", "runtime": "python", "attempts": 40,
+                  "backoff": {"type": "exponential", "delay": 1.25, "jitter": 0},
+                  "unrecoverable": ["UnrecoverableError"]})
+delays("bullmq-python-half", "bullmq",
+       {"runtime": "python", "attempts": 40, "backoff": {"type": "exponential", "delay": 0.5}},
+       bullmq_python("exponential", 0.5), f"{BMQPY}: round(0.5) = 0, an immediate retry (Node: 1)",
+       retries=[1, 2, 3])
+delays("bullmq-python-no-jitter", "bullmq",
+       {"runtime": "python", "attempts": 40, "backoff": {"type": "exponential", "delay": 300, "jitter": 0.5}},
+       bullmq_python("exponential", 300), f"{BMQPY}: no jitter; the key is ignored")
+delays("bullmq-python-fixed", "bullmq",
+       {"runtime": "python", "attempts": 40, "backoff": {"type": "fixed", "delay": 5000, "jitter": 0.2}},
+       bullmq_python("fixed", 5000), f"{BMQPY}: fixed delay, no jitter", retries=[1, 2, 3])
+decisions("bullmq-python-limits", "bullmq",
+          {"runtime": "python", "attempts": 3, "backoff": {"type": "exponential", "delay": 1000}},
+          [{"attempt": 2}, {"attempt": 3}, {"attempt": 1, "type": "UnrecoverableError"}],
+          [retry(2000), term("dead_letter"), term("dead_letter", "non_retryable", "UnrecoverableError")],
+          "BullMQ for Python job.py moveToFailed: attemptsMade + 1 < attempts and not UnrecoverableError, else failed")
+error("bullmq-runtime", "bullmq", {"runtime": "ruby"}, "preset.runtime", "runtimes node and python")
 
 # Temporal
 delays("temporal-default", "temporal", {}, temporal(1000, 2.0, 100_000),
@@ -380,13 +447,31 @@ delays("aws-throttling", "aws", {"max_attempts": 40, "throttling": True}, aws(10
 decisions("aws-limits", "aws", {}, [{"attempt": 2}, {"attempt": 3}], [retry(50), term("discard")],
           "attempts < max_attempts (3); the error is raised to the caller")
 
-# AWS jitters
+# AWS jitters: the simulator (see aws_full above for the file and commit).
+SIM = "aws-arch-backoff-simulator src/backoff_simulator.py @095a076"
 delays("aws-full", "aws_jitter", {"jitter": "full", "max_attempts": 40}, aws_full(100, 20_000),
-       "full jitter: random_between(0, min(cap, base * 2**attempt))")
+       f"{SIM} ExpoBackoffFullJitter: uniform(0, min(cap, 2**attempt * base)), attempt 1 at the first retry",
+       canonical={"system": "aws_jitter", "jitter": "full", "base_ms": 100, "cap_ms": 20_000,
+                  "max_attempts": 40, "non_retryable": [], "numbering": "simulator"})
 delays("aws-equal", "aws_jitter", {"jitter": "equal", "max_attempts": 40}, aws_equal(100, 20_000),
-       "equal jitter: temp/2 + random_between(0, temp/2)")
+       f"{SIM} ExpoBackoffEqualJitter: v/2 + uniform(0, v/2)")
 delays("aws-decorrelated", "aws_jitter", {"jitter": "decorrelated", "max_attempts": 40},
-       aws_decorrelated(100, 20_000), "decorrelated: min(cap, random_between(base, sleep * 3)), same u each step")
+       aws_decorrelated(100, 20_000),
+       f"{SIM} ExpoBackoffDecorr: sleep = min(cap, uniform(base, sleep * 3)) carried as a float, same u each step")
+delays("aws-decorrelated-base3", "aws_jitter", {"jitter": "decorrelated", "base_ms": 3, "cap_ms": 20_000, "max_attempts": 40},
+       aws_decorrelated(3, 20_000),
+       f"{SIM} ExpoBackoffDecorr, base 3: the carried float reaches 728 ms at retry 5 with u near 1 (rounding each step would give 608)",
+       retries=[1, 2, 3, 4, 5, 6, 7, 8])
+delays("aws-full-5-2000", "aws_jitter", {"jitter": "full", "base_ms": 5, "cap_ms": 2000, "max_attempts": 40},
+       aws_full(5, 2000), f"{SIM} setup_sim's own ExpoBackoffFullJitter(5, 2000)", retries=list(range(1, 12)))
+delays("aws-equal-odd", "aws_jitter", {"jitter": "equal", "base_ms": 7, "cap_ms": 1001, "max_attempts": 40},
+       aws_equal(7, 1001), f"{SIM} ExpoBackoffEqualJitter with an odd cap: v/2 is a float", retries=list(range(1, 12)))
+delays("aws-full-sdk", "aws_jitter", {"jitter": "full", "numbering": "sdk", "max_attempts": 40},
+       aws_full(100, 20_000, "sdk"),
+       "numbering sdk (the AWS SDKs' retry count from 0): uniform(0, min(cap, 2**(attempt-1) * base))")
+delays("aws-equal-sdk", "aws_jitter", {"jitter": "equal", "numbering": "sdk", "max_attempts": 40},
+       aws_equal(100, 20_000, "sdk"), "numbering sdk: v/2 + uniform(0, v/2) over min(cap, 2**(attempt-1) * base)")
+error("aws-numbering", "aws_jitter", {"numbering": "blog"}, "preset.numbering", "numbering is simulator or sdk")
 
 # Ratchet
 delays("ratchet-exp", "ratchet", {"maxRetries": 30, "backoffPolicy": "EXPONENTIAL", "backoffDelayMs": 1000},
@@ -411,14 +496,49 @@ decisions("zzz-limits", "zzz_jobs", {"max_attempts": 3, "jitter": False},
           [{"attempt": 2}, {"attempt": 3}], [retry(30_000), term("discard")],
           "attempt >= max_attempts: discarded")
 
-# ChasquiMQ
+# ChasquiMQ 1.3.0: the numbers of runs, terminal places and every scheduled
+# backoff are also compared with its real worker on a real Redis 8.6 by
+# scripts/test-peers (tests/peers/peers_chasquimq.py).
+CHQ = "chasquimq 1.3.0 retry.rs backoff_ms_from_spec"
 delays("chasquimq", "chasquimq", {"max_attempts": 40}, chasquimq("exponential", 100, 30_000, 2.0, 100),
-       "min(100 * 2**(attempt-1), 30000) ms, +/- 100 ms")
+       f"{CHQ}: min(100 * 2.0.powi(attempt-1), 30000) ms + floor(100 u) on top of the cap",
+       canonical={"system": "chasquimq", "version": "1.3", "runtime": "rust", "max_attempts": 40,
+                  "kind": "exponential", "delay_ms": 100, "max_delay_ms": 30_000, "multiplier": 2.0,
+                  "jitter_ms": 100, "unrecoverable": ["UnrecoverableError"]})
+delays("chasquimq-fixed", "chasquimq", {"max_attempts": 40, "kind": "fixed", "delay_ms": 30, "jitter_ms": 10},
+       chasquimq("fixed", 30, 30_000, 2.0, 10), f"{CHQ}: fixed 30 ms + floor(10 u)", retries=[1, 2, 3])
+delays("chasquimq-cap", "chasquimq",
+       {"max_attempts": 40, "delay_ms": 50, "max_delay_ms": 120, "multiplier": 2.0, "jitter_ms": 25},
+       chasquimq("exponential", 50, 120, 2.0, 25), f"{CHQ}: the jitter goes above the 120 ms cap",
+       retries=[1, 2, 3, 4, 5])
+delays("chasquimq-mult-1.5", "chasquimq",
+       {"max_attempts": 40, "delay_ms": 7, "max_delay_ms": 100_000, "multiplier": 1.5, "jitter_ms": 0},
+       chasquimq("exponential", 7, 100_000, 1.5, 0), f"{CHQ}: multiplier 1.5, truncated after the cap, no jitter")
+delays("chasquimq-documented", "chasquimq", {"version": "documented", "max_attempts": 40},
+       chasquimq_documented("exponential", 100, 30_000, 2.0, 100),
+       "version documented (shared/spec/chasquimq-retry-and-backoff.md): min(100 * 2**(attempt-1), 30000) ms, +/- 100 ms",
+       canonical={"system": "chasquimq", "version": "documented", "runtime": "rust", "max_attempts": 40,
+                  "kind": "exponential", "delay_ms": 100, "max_delay_ms": 30_000, "multiplier": 2.0,
+                  "jitter_ms": 100, "unrecoverable": ["UnrecoverableError", "panic"]})
 decisions("chasquimq-limits", "chasquimq", {},
-          [{"attempt": 2}, {"attempt": 3}, {"attempt": 1, "type": "UnrecoverableError"}, {"attempt": 1, "type": "panic"}],
-          [retry(200), term("dead_letter"), term("dead_letter", "non_retryable", "UnrecoverableError"),
-           term("dead_letter", "non_retryable", "panic")],
-          "max_attempts 3; UnrecoverableError and panics go to the DLQ")
+          [{"attempt": 2}, {"attempt": 3}, {"attempt": 1, "type": "UnrecoverableError"},
+           {"attempt": 1, "type": "panic"}],
+          [retry(250), term("dead_letter"), term("dead_letter", "non_retryable", "UnrecoverableError"),
+           retry(150)],
+          "chasquimq 1.3.0 worker.rs on_handler_failure: next_attempt >= max_attempts (3) -> DLQ retries_exhausted; "
+          "UnrecoverableError -> DLQ unrecoverable; a panic is retried like any failure; u = 0.5: + 50 ms")
+decisions("chasquimq-zero", "chasquimq", {"max_attempts": 0}, [{"attempt": 1}], [term("dead_letter")],
+          "chasquimq 1.3.0 reader.rs: attempt 1 > max_attempts 0 sends the job to the DLQ (retries_exhausted) "
+          "before it runs; the preset's max_attempts is 0 and any failure is exhausted")
+decisions("chasquimq-python", "chasquimq", {"runtime": "python"}, [{"attempt": 24}, {"attempt": 25}],
+          [retry(30_050), term("dead_letter")],
+          "chasquimq 1.3.0 Python Worker(max_attempts=25) by default (the Rust ConsumerConfig and the Node shim: 3)")
+decisions("chasquimq-documented", "chasquimq", {"version": "documented"},
+          [{"attempt": 1, "type": "panic"}, {"attempt": 2}],
+          [term("dead_letter", "non_retryable", "panic"), retry(200)],
+          "version documented: panics go to the DLQ at once; +/- 100 ms at u = 0.5 is 0")
+error("chasquimq-version", "chasquimq", {"version": "1.2"}, "preset.version", "versions 1.3 and documented")
+error("chasquimq-runtime", "chasquimq", {"runtime": "go"}, "preset.runtime", "runtimes rust, node, python")
 
 error("unknown-system", "nope", {}, "preset.system", "not a preset")
 

@@ -521,11 +521,6 @@ impl Backoff {
         known
     }
 
-    /// One decorrelated step: `min(cap, base + floor((3·prev − base) · u))`.
-    pub(crate) fn decorrelated_from(&self, prev: u64, sample: Sample) -> u64 {
-        self.decorrelated_step(prev, sample)
-    }
-
     fn decorrelated_step(&self, prev: u64, sample: Sample) -> u64 {
         let base = self.initial_ms;
         let upper = prev.saturating_mul(3).max(base);

@@ -8,11 +8,18 @@
 //! throttling errors), full jitter. The retry quota and
 //! `x-amz-retry-after` are per-client state, not modelled.
 //!
-//! `aws_jitter`: "Exponential Backoff And Jitter" (2015): full, equal or
-//! decorrelated jitter over `min(cap, base · 2^c)`.
+//! `aws_jitter`: the jitters of "Exponential Backoff And Jitter" (AWS
+//! Architecture Blog, 2015) as its simulator computes them:
+//! aws-samples/aws-arch-backoff-simulator `src/backoff_simulator.py` at
+//! 095a07603079779edc86102ff1d91731a004cd2a. Full `uniform(0, v)`, equal
+//! `v/2 + uniform(0, v/2)` over `v = min(cap, 2^n · base)` with the
+//! simulator's `n` (1 at the first retry: its client increments the attempt
+//! before sleeping), or `2^(n−1)` with `numbering: "sdk"`; decorrelated
+//! `sleep = min(cap, uniform(base, sleep · 3))` carried as a float. Only the
+//! returned delay is truncated to whole ms.
 //!
-//! Both are the engine's own backoff with another spread; an exhausted
-//! call raises (discard).
+//! `aws` is the engine's own backoff with full jitter; both raise when
+//! exhausted (discard).
 
 use alloc::format;
 use alloc::string::String;
@@ -24,9 +31,9 @@ use crate::backoff::{Backoff, Curve, Rounding, Spread, Strategy};
 use crate::duration::MAX_MS;
 use crate::jitter::Sample;
 
-use super::math::Stages;
+use super::math::{Stages, clamp, f, mul, pow2, trunc_ms, unit};
 use super::read::{Reader, choice};
-use super::system::{GONE, Nearest, System, Terms, attempts};
+use super::system::{Chain, GONE, Nearest, System, Terms, attempts};
 
 /// `min(cap, base · 2^c)` with `spread`.
 fn backoff(base: u64, cap: u64, spread: Spread) -> Backoff {
@@ -112,18 +119,30 @@ impl System for Aws {
 }
 
 choice! {
-    /// The blog post's three jitters.
+    /// The simulator's three jitters.
     Jitter {
-        /// `floor(u · d)`.
+        /// `ExpoBackoffFullJitter`: `uniform(0, v)`.
         Full = "full",
-        /// `⌊d/2⌋ + floor(u · (d − ⌊d/2⌋))`.
+        /// `ExpoBackoffEqualJitter`: `v/2 + uniform(0, v/2)`.
         Equal = "equal",
-        /// `min(cap, base + floor(u · (3 · prev − base)))`.
+        /// `ExpoBackoffDecorr`: `sleep = min(cap, uniform(base, sleep · 3))`.
         Decorrelated = "decorrelated",
     }
 }
 
-/// The blog post's parameters (keys in canonical order).
+choice! {
+    /// Which exponent retry `n` sees in `min(cap, 2^e · base)`.
+    Numbering {
+        /// The simulator's: `e = n` (its client counts the attempt before
+        /// the first sleep), so the first retry is up to `2·base`.
+        Simulator = "simulator",
+        /// The AWS SDKs' retry count: `e = n − 1`, the first retry up to
+        /// `base`.
+        Sdk = "sdk",
+    }
+}
+
+/// The simulator's parameters (keys in canonical order).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct AwsJitter {
     base_ms: u64,
@@ -133,17 +152,28 @@ pub(crate) struct AwsJitter {
     max_attempts: u64,
     /// Error types that are not retried.
     non_retryable: Vec<String>,
+    numbering: Numbering,
     system: &'static str,
 }
 
+/// CPython's `random.uniform(a, b)`: `a + (b − a) · random()`.
+fn uniform(a: f64, b: f64, u: f64) -> f64 {
+    a + (b - a) * u
+}
+
 impl AwsJitter {
-    fn backoff(&self) -> Backoff {
-        let spread = match self.jitter {
-            Jitter::Full => Spread::Full,
-            Jitter::Equal => Spread::Equal,
-            Jitter::Decorrelated => Spread::Decorrelated,
+    /// `2^e · base` for retry `n`, before the cap (saturating).
+    fn raw(&self, n: u64) -> u64 {
+        let e = match self.numbering {
+            Numbering::Simulator => n,
+            Numbering::Sdk => n.saturating_sub(1),
         };
-        backoff(self.base_ms, self.cap_ms, spread)
+        mul(self.base_ms, pow2(e))
+    }
+
+    /// `Backoff.expo`: `min(cap, 2^e · base)`, exactly (Python integers).
+    fn expo(&self, n: u64) -> u64 {
+        self.raw(n).min(self.cap_ms)
     }
 }
 
@@ -151,6 +181,7 @@ impl System for AwsJitter {
     const NAME: &'static str = "aws_jitter";
     const OPTIONS: &'static [&'static str] = &[
         "jitter",
+        "numbering",
         "base_ms",
         "cap_ms",
         "max_attempts",
@@ -159,6 +190,7 @@ impl System for AwsJitter {
 
     fn read(r: &mut Reader<'_>) -> Self {
         let jitter = r.choice("jitter");
+        let numbering = r.choice("numbering");
         let base_ms = r.uint("base_ms", 100, 1, MAX_MS);
         let cap_ms = r.uint("cap_ms", 20_000, 1, MAX_MS);
         if cap_ms < base_ms {
@@ -169,6 +201,7 @@ impl System for AwsJitter {
         }
         Self {
             jitter,
+            numbering,
             base_ms,
             cap_ms,
             max_attempts: r.uint("max_attempts", 3, 1, MAX_MS),
@@ -178,18 +211,29 @@ impl System for AwsJitter {
     }
 
     fn stages(&self, n: u64, k: u64) -> Stages {
-        let b = self.backoff();
-        if self.jitter == Jitter::Decorrelated {
-            // A single step from the base: the chain is walked by the
-            // caller (`chain`).
-            let d = b.decorrelated(1, |_| Sample::from_u64(k << 11));
-            return Stages {
-                raw: b.initial_ms,
-                capped: b.initial_ms,
-                delay: d,
-            };
+        let u = unit(k);
+        let v = self.expo(n);
+        let delay = match self.jitter {
+            Jitter::Full => uniform(0.0, f(v), u),
+            Jitter::Equal => {
+                let half = f(v) / 2.0;
+                half + uniform(0.0, half, u)
+            }
+            // A single step from the base: `Preset` walks the chain.
+            Jitter::Decorrelated => {
+                let c = self.chain_params();
+                return Stages {
+                    raw: self.base_ms,
+                    capped: self.base_ms,
+                    delay: Chain::ms(c.step(c.start(), k)),
+                };
+            }
+        };
+        Stages {
+            raw: clamp(self.raw(n)),
+            capped: v,
+            delay: trunc_ms(delay),
         }
-        engine_stages(&b, n, k)
     }
 
     fn uses_sample(&self) -> bool {
@@ -201,10 +245,26 @@ impl System for AwsJitter {
     }
 
     fn nearest(&self) -> Nearest {
-        nearest(&self.backoff())
+        let first = self.expo(1);
+        Nearest::new(
+            first,
+            2.0,
+            self.cap_ms.max(first),
+            true,
+            Strategy::Exponential,
+        )
     }
 
-    fn chain(&self) -> Option<Backoff> {
-        (self.jitter == Jitter::Decorrelated).then(|| self.backoff())
+    fn chain(&self) -> Option<Chain> {
+        (self.jitter == Jitter::Decorrelated).then(|| self.chain_params())
+    }
+}
+
+impl AwsJitter {
+    fn chain_params(&self) -> Chain {
+        Chain {
+            base: f(self.base_ms),
+            cap: f(self.cap_ms),
+        }
     }
 }

@@ -6,6 +6,12 @@
 //! `Math.round(2^(attemptsMade − 1) · delay)`, jitter
 //! `floor(random · d · jitter + d · (1 − jitter))`. An exhausted job or an
 //! `UnrecoverableError` goes to the failed set (dead_letter).
+//!
+//! `runtime: "python"` is BullMQ for Python (PyPI `bullmq`) 3.4.4,
+//! `bullmq/backoffs.py` and `Job.moveToFailed` in `bullmq/job.py`: the same
+//! limit and strategies, but no jitter (the key is ignored) and the
+//! exponential delay rounded by Python's `round`, ties to even (2.5 → 2,
+//! 0.5 → 0: an immediate retry).
 
 use alloc::format;
 use alloc::string::String;
@@ -21,6 +27,16 @@ use crate::value::{Map, Value};
 use super::math::{Stages, f, trunc_ms, unit};
 use super::read::{Reader, choice, in_range};
 use super::system::{DEAD, Nearest, System, Terms, attempts};
+
+choice! {
+    /// Which BullMQ runs the job.
+    Runtime {
+        /// BullMQ for Node (`Math.round`, jitter).
+        Node = "node",
+        /// BullMQ for Python (`round`, ties to even; no jitter).
+        Python = "python",
+    }
+}
 
 choice! {
     /// A built-in backoff strategy (custom strategies are code).
@@ -50,6 +66,7 @@ pub(crate) struct Options {
     attempts: u64,
     /// `None` (`null`): retry at once.
     backoff: Option<Backoff>,
+    runtime: Runtime,
     system: &'static str,
     /// Error types that go to the failed set at once.
     unrecoverable: Vec<String>,
@@ -133,10 +150,11 @@ fn js_round(x: f64) -> f64 {
 
 impl System for Options {
     const NAME: &'static str = "bullmq";
-    const OPTIONS: &'static [&'static str] = &["attempts", "backoff", "unrecoverable"];
+    const OPTIONS: &'static [&'static str] = &["runtime", "attempts", "backoff", "unrecoverable"];
 
     fn read(r: &mut Reader<'_>) -> Self {
         Self {
+            runtime: r.choice("runtime"),
             attempts: r.uint("attempts", 1, 0, MAX_MS),
             backoff: read_backoff(r),
             unrecoverable: r.patterns("unrecoverable", &["UnrecoverableError"]),
@@ -149,11 +167,14 @@ impl System for Options {
         let Some(b) = self.backoff else {
             return Stages::fixed(0);
         };
-        let top = match b.kind {
-            Kind::Fixed => b.delay,
-            Kind::Exponential => js_round(libm::pow(2.0, f(n.saturating_sub(1))) * b.delay),
+        let power = libm::pow(2.0, f(n.saturating_sub(1)));
+        let top = match (b.kind, self.runtime) {
+            (Kind::Fixed, _) => b.delay,
+            (Kind::Exponential, Runtime::Node) => js_round(power * b.delay),
+            // Python's `round`: to nearest, ties to even.
+            (Kind::Exponential, Runtime::Python) => libm::rint(power * b.delay),
         };
-        let d = if b.jitter > 0.0 {
+        let d = if self.jittered() {
             let min_delay = top * (1.0 - b.jitter);
             libm::floor(unit(k) * top * b.jitter + min_delay)
         } else {
@@ -168,7 +189,7 @@ impl System for Options {
     }
 
     fn uses_sample(&self) -> bool {
-        self.backoff.is_some_and(|b| b.jitter > 0.0)
+        self.jittered()
     }
 
     fn terms(&self) -> Terms {
@@ -176,16 +197,23 @@ impl System for Options {
     }
 
     fn nearest(&self) -> Nearest {
-        let (kind, delay, jitter) = self
+        let (kind, delay) = self
             .backoff
-            .map_or((None, 0.0, 0.0), |b| (Some(b.kind), b.delay, b.jitter));
+            .map_or((None, 0.0), |b| (Some(b.kind), b.delay));
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let d = delay as u64;
         if kind == Some(Kind::Exponential) {
-            Nearest::new(d, 2.0, MAX_MS, jitter > 0.0, Strategy::Exponential)
+            Nearest::new(d, 2.0, MAX_MS, self.jittered(), Strategy::Exponential)
         } else {
-            Nearest::new(d, 2.0, d, jitter > 0.0, Strategy::None)
+            Nearest::new(d, 2.0, d, self.jittered(), Strategy::None)
         }
+    }
+}
+
+impl Options {
+    /// Whether the delay is jittered: BullMQ for Python has no jitter.
+    fn jittered(&self) -> bool {
+        self.runtime == Runtime::Node && self.backoff.is_some_and(|b| b.jitter > 0.0)
     }
 }
 

@@ -1,12 +1,20 @@
-//! ChasquiMQ: `shared/spec/chasquimq-retry-and-backoff.md`; cf.
-//! jotarios/chasquimq `chasquimq/src/consumer/retry.rs`, `worker.rs`
-//! (0.1.0).
+//! ChasquiMQ 1.3.0 (PyPI `chasquimq`, whose engine is jotarios/chasquimq
+//! `chasquimq/src/consumer/retry.rs`, `worker.rs`, `reader.rs`, read at
+//! cd30b0889437005a26c482826ecf3435f0960cdf), checked against its real
+//! worker on a real Redis 8.6 by `scripts/test-peers`.
 //!
 //! `trunc(min(delay · multiplier^(attempt − 1), max))` (Rust `powi`,
-//! reproduced) with the documented `± jitter_ms` after the cap, never
-//! below 0. An exhausted job, an `UnrecoverableError` or a panic goes to
-//! the DLQ. The published source differs from its documentation (jitter in
-//! `[0, jitter_ms)`, panics retried); the preset follows the documentation.
+//! reproduced), then `fastrand_jitter(jitter_ms)` (`x % jitter_ms`, here
+//! `floor(jitter_ms · u)`) *added* on top of the cap. A job whose attempt
+//! would exceed `max_attempts` goes to the DLQ (with 0 it never runs); an
+//! `UnrecoverableError` (the class or a subclass) goes there at once; a
+//! panic is retried like any failure. The Python `Worker`'s default
+//! `max_attempts` is 25, the Rust `ConsumerConfig`'s and the Node shim's 3
+//! (`runtime`).
+//!
+//! `version: "documented"` is the documentation page instead
+//! (`shared/spec/chasquimq-retry-and-backoff.md`): `± jitter_ms` after the
+//! cap, never below 0, and panics to the DLQ at once.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -19,6 +27,29 @@ use crate::duration::MAX_MS;
 use super::math::{Stages, clamp, f, mul, times_u, trunc_ms};
 use super::read::{Reader, choice};
 use super::system::{DEAD, Nearest, System, Terms, attempts};
+
+choice! {
+    /// Which behaviour: the released package or its documentation page.
+    Version {
+        /// 1.3.0 as it runs: jitter in `[0, jitter_ms)` on top of the cap,
+        /// panics retried.
+        V1_3 = "1.3",
+        /// The documentation page: `± jitter_ms`, panics to the DLQ.
+        Documented = "documented",
+    }
+}
+
+choice! {
+    /// Whose defaults: only `max_attempts`'s differs.
+    Runtime {
+        /// The Rust `ConsumerConfig`: 3 attempts.
+        Rust = "rust",
+        /// The Node shim: 3 attempts.
+        Node = "node",
+        /// The Python `Worker`: 25 attempts.
+        Python = "python",
+    }
+}
 
 choice! {
     /// `kind`.
@@ -40,9 +71,21 @@ pub(crate) struct Options {
     max_attempts: u64,
     max_delay_ms: u64,
     multiplier: f64,
+    runtime: Runtime,
     system: &'static str,
-    /// Error types (and `panic`) that go to the DLQ at once.
+    /// Error types that go to the DLQ at once.
     unrecoverable: Vec<String>,
+    version: Version,
+}
+
+/// The `powi` exponent for retry `n`: `attempt.saturating_sub(1) as i32`
+/// with ChasquiMQ's `u32` attempt (saturated at `u32::MAX`) and its
+/// wrapping cast.
+fn exponent(n: u64) -> i32 {
+    let attempt = u32::try_from(n).unwrap_or(u32::MAX);
+    #[allow(clippy::cast_possible_wrap)] // ChasquiMQ's own `as i32`
+    let e = attempt.saturating_sub(1) as i32;
+    e
 }
 
 /// Rust's `f64::powi` as compiled (LLVM `llvm.powi` → compiler-builtins
@@ -69,6 +112,8 @@ fn powi(mut a: f64, b: i32) -> f64 {
 impl System for Options {
     const NAME: &'static str = "chasquimq";
     const OPTIONS: &'static [&'static str] = &[
+        "version",
+        "runtime",
         "max_attempts",
         "kind",
         "delay_ms",
@@ -79,32 +124,39 @@ impl System for Options {
     ];
 
     fn read(r: &mut Reader<'_>) -> Self {
+        let version = r.choice("version");
+        let runtime = r.choice("runtime");
+        let default_attempts = if runtime == Runtime::Python { 25 } else { 3 };
+        let unrecoverable: &[&str] = match version {
+            Version::V1_3 => &["UnrecoverableError"],
+            Version::Documented => &["UnrecoverableError", "panic"],
+        };
         Self {
-            max_attempts: r.uint("max_attempts", 3, 0, u32::MAX.into()),
+            version,
+            runtime,
+            max_attempts: r.uint("max_attempts", default_attempts, 0, u32::MAX.into()),
             kind: r.choice("kind"),
             delay_ms: r.uint("delay_ms", 100, 0, MAX_MS),
             max_delay_ms: r.uint("max_delay_ms", 30_000, 0, MAX_MS),
             multiplier: r.number("multiplier", 2.0, 0.0, f64::MAX),
             jitter_ms: r.uint("jitter_ms", 100, 0, MAX_MS / 2),
-            unrecoverable: r.patterns("unrecoverable", &["UnrecoverableError", "panic"]),
+            unrecoverable: r.patterns("unrecoverable", unrecoverable),
             system: Self::NAME,
         }
     }
 
     fn stages(&self, n: u64, k: u64) -> Stages {
         let base = match self.kind {
-            Kind::Exponential => {
-                let e = i32::try_from(n.saturating_sub(1)).unwrap_or(i32::MAX);
-                f(self.delay_ms) * powi(self.multiplier, e)
-            }
+            Kind::Exponential => f(self.delay_ms) * powi(self.multiplier, exponent(n)),
             Kind::Fixed => f(self.delay_ms),
         };
         let capped = trunc_ms(base.min(f(self.max_delay_ms)).max(0.0));
-        let delay = if self.jitter_ms == 0 {
-            capped
-        } else {
-            let spread = times_u(mul(self.jitter_ms, 2), k);
-            capped.saturating_add(spread).saturating_sub(self.jitter_ms)
+        let delay = match (self.jitter_ms, self.version) {
+            (0, _) => capped,
+            (j, Version::V1_3) => capped.saturating_add(times_u(j, k)),
+            (j, Version::Documented) => capped
+                .saturating_add(times_u(mul(j, 2), k))
+                .saturating_sub(j),
         };
         Stages {
             raw: trunc_ms(base),

@@ -200,7 +200,7 @@ impl Config {
         each!(self, o => o.bounds(n))
     }
 
-    fn chain(&self) -> Option<crate::backoff::Backoff> {
+    fn chain(&self) -> Option<system::Chain> {
         each!(self, o => o.chain())
     }
 
@@ -302,7 +302,7 @@ impl Preset {
 
     /// The delay of retry `n`, walking the chain for decorrelated jitter.
     pub(crate) fn delay(&self, n: u64, jitter: &JitterSource<'_>) -> Result<u64, Error> {
-        if let Some(b) = self.config.chain() {
+        if let Some(c) = self.config.chain() {
             if n > MAX_CHAIN {
                 return Err(Error::arg(
                     "retry_number",
@@ -311,11 +311,11 @@ impl Preset {
                     ),
                 ));
             }
-            let mut prev = b.initial_ms;
+            let mut prev = c.start();
             for i in 1..=n {
-                prev = b.decorrelated_from(prev, jitter.sample(i)?);
+                prev = c.step(prev, jitter.sample(i)?.bits());
             }
-            return Ok(prev);
+            return Ok(system::Chain::ms(prev));
         }
         let k = self.sample(n, jitter)?;
         Ok(self.config.stages(n, k).delay)
@@ -341,21 +341,22 @@ impl Preset {
         let mut total: u64 = 0;
         let chain = self.config.chain();
         // Decorrelated chains: drawn, smallest and largest so far.
-        let start = chain.as_ref().map_or(0, |b| b.initial_ms);
+        let start = chain.map_or(0.0, system::Chain::start);
         let (mut prev, mut lo, mut hi) = (start, start, start);
         for n in 1..=count {
-            let mut row = if let Some(b) = &chain {
-                lo = b.decorrelated_from(lo, Sample::MIN);
-                hi = b.decorrelated_from(hi, Sample::MAX);
+            let mut row = if let Some(c) = chain {
+                lo = c.step(lo, Sample::MIN.bits());
+                hi = c.step(hi, Sample::MAX.bits());
                 let delay = match jitter {
                     Some(j) => {
-                        prev = b.decorrelated_from(prev, j.sample(n)?);
-                        Some(prev)
+                        prev = c.step(prev, j.sample(n)?.bits());
+                        Some(system::Chain::ms(prev))
                     }
                     None => None,
                 };
-                let s = Stages::fixed(b.initial_ms);
-                row(n, s, (lo, hi), delay)
+                let s = self.config.stages(n, 0);
+                let s = Stages::fixed(s.raw);
+                row(n, s, (system::Chain::ms(lo), system::Chain::ms(hi)), delay)
             } else {
                 let delay = match jitter {
                     Some(j) => Some(self.config.stages(n, self.sample(n, j)?).delay),

@@ -10,10 +10,10 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::backoff::{Backoff, Strategy};
+use crate::backoff::Strategy;
 use crate::exhaustion::OnExhaustion;
 
-use super::math::{K_MAX, Stages};
+use super::math::{K_MAX, Stages, trunc_ms, unit};
 use super::read::Reader;
 
 /// The job is kept in a dead / failed set from which it can be retried by
@@ -53,9 +53,39 @@ pub(crate) trait System: Sized {
     }
 
     /// For a delay that depends on every earlier retry's sample (AWS's
-    /// decorrelated jitter): the backoff whose chain is walked.
-    fn chain(&self) -> Option<Backoff> {
+    /// decorrelated jitter): the chain that is walked.
+    fn chain(&self) -> Option<Chain> {
         None
+    }
+}
+
+/// Decorrelated jitter as the AWS simulator computes it: the sleep is a
+/// float carried from retry to retry, `sleep = min(cap, uniform(base,
+/// sleep · 3))` from `sleep = base`; only the delay returned is truncated
+/// to whole ms ([`Chain::ms`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Chain {
+    pub(crate) base: f64,
+    pub(crate) cap: f64,
+}
+
+impl Chain {
+    /// The sleep before retry 1.
+    pub(crate) fn start(self) -> f64 {
+        self.base
+    }
+
+    /// The next sleep after `prev` with sample bits `k`: CPython's
+    /// `min(cap, base + (prev · 3 − base) · u)` (`min` keeps `cap` unless
+    /// the draw is below it).
+    pub(crate) fn step(self, prev: f64, k: u64) -> f64 {
+        let draw = self.base + (prev * 3.0 - self.base) * unit(k);
+        if draw < self.cap { draw } else { self.cap }
+    }
+
+    /// A sleep in whole ms, truncated.
+    pub(crate) fn ms(sleep: f64) -> u64 {
+        trunc_ms(sleep)
     }
 }
 
