@@ -1,0 +1,160 @@
+"""RQ on an OJS retry policy: an exception handler and the job's retry fields.
+
+    from ojs_retry.integrations.rq import OjsRetry, JobError
+
+    ojs = OjsRetry({"max_attempts": 5, "on_exhaustion": "dead_letter"})
+    job = ojs.enqueue(queue, charge, 42, ojs_policy={"max_attempts": 3})
+    Worker([queue], connection=redis, **ojs.worker_kwargs()).work(with_scheduler=True)
+
+RQ runs the handler given to ``Worker(exception_handlers=...)`` before it
+looks at the job's retry fields, so the handler decides and sets them:
+
+* retry: ``retries_left = 1`` and ``retry_intervals = [seconds]``; RQ
+  schedules in whole (truncated) epoch seconds, so the delay is rounded **up**
+  to the first second boundary at or after the decision time + ``delay_ms``
+  (:func:`delay_seconds`: never earlier, RET-11) and RQ's scheduler, which
+  polls every second, enqueues it;
+* dead letter: ``retries_left = 0``: RQ moves the job to its
+  ``FailedJobRegistry``; the dead-letter record is in ``job.meta["ojs_dead_letter"]``;
+* discard: ``retries_left = 0`` and ``failure_ttl = 0``: RQ deletes the job
+  instead of keeping it in the ``FailedJobRegistry``.
+
+The attempt is the job's §10 state's next attempt (``job.meta``; RQ's
+raised-exception path keeps no count of its own beyond ``retries_left``).
+``JobTimeoutException`` is a timeout; so is ``AbandonedJobError`` (a worker
+died: RQ's registry clean-up calls the same handlers) and a killed work
+horse (``work_horse_killed_handler``). The jitter key is the job id.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from rq.exceptions import AbandonedJobError
+from rq.job import Job
+from rq.timeouts import JobTimeoutException
+
+from .. import PolicyLayer, RetryPolicy, RetryState
+from ._core import (
+    POLICY_KEY,
+    STATE_KEY,
+    DecisionEvent,
+    Failure,
+    JobError,
+    Listener,
+    dead_letter_record,
+    failure_from_exception,
+    notify,
+    now_ms,
+    record_failure,
+    resolve_policy,
+    validate_job_policy,
+)
+
+__all__ = ["DEAD_LETTER_META_KEY", "JobError", "OjsRetry", "delay_seconds"]
+
+#: Where a dead-lettered job's record is, in ``job.meta``.
+DEAD_LETTER_META_KEY = "ojs_dead_letter"
+
+
+def delay_seconds(delay_ms: int, now: int) -> int:
+    """RQ's whole-second retry interval for ``delay_ms`` decided at ``now`` (ms).
+
+    RQ stores a scheduled job's time as whole epoch seconds, truncated
+    (``calendar.timegm(dt.utctimetuple())``), and its scheduler enqueues it
+    once that second has begun. The interval is the number of whole seconds
+    from ``now``'s second to the first second boundary at or after
+    ``now + delay_ms``, so the job never starts before its delay has elapsed
+    (RET-11) and at most about a second after.
+    """
+    return math.ceil((now + delay_ms) / 1000) - now // 1000
+
+
+class OjsRetry:
+    """The queue's defaults and what RQ's worker needs to follow them."""
+
+    def __init__(
+        self,
+        policy: PolicyLayer | RetryPolicy | None = None,
+        *,
+        listeners: Iterable[Listener] = (),
+        timeout_types: Iterable[type[BaseException]] = (),
+    ) -> None:
+        resolve_policy(policy)
+        self.policy = policy
+        self.listeners = tuple(listeners)
+        self.timeout_types = (JobTimeoutException, AbandonedJobError, *timeout_types)
+
+    def enqueue(
+        self,
+        queue: Any,
+        f: Any,
+        *args: Any,
+        ojs_policy: PolicyLayer | RetryPolicy | None = None,
+        **kwargs: Any,
+    ) -> Job:
+        """``queue.enqueue`` validating the job's ``ojs_policy`` first.
+
+        Raises :class:`ojs_retry.PolicyError` before anything reaches Redis.
+        """
+        text = validate_job_policy(ojs_policy, self.policy)
+        meta = dict(kwargs.pop("meta", None) or {})
+        if text is not None:
+            meta[POLICY_KEY] = text
+        return queue.enqueue(f, *args, meta=meta, **kwargs)
+
+    def worker_kwargs(self) -> dict[str, Any]:
+        """``Worker(...)`` keyword arguments: the handler and the horse-killed hook."""
+        return {
+            "exception_handlers": [self.exception_handler],
+            "work_horse_killed_handler": self.work_horse_killed_handler,
+        }
+
+    def exception_handler(self, job: Job, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+        """For ``Worker(exception_handlers=[...])``: decides and sets the job's fields."""
+        if exc is None:
+            exc = exc_type() if isinstance(exc_type, type) else RuntimeError(str(exc_type))
+        self._decide(job, failure_from_exception(exc, timeout_types=self.timeout_types))
+        return True
+
+    def work_horse_killed_handler(self, job: Job, retpid: int, ret_val: int, rusage: Any) -> None:
+        """For ``Worker(work_horse_killed_handler=...)``: a killed horse is a timeout."""
+        job.get_meta(refresh=True)
+        message = f"work horse {retpid} terminated (waitpid {ret_val})"
+        self._decide(job, Failure("rq.WorkHorseKilled", None, True, message))
+
+    def _decide(self, job: Job, failure: Failure) -> None:
+        meta = job.meta
+        policy = resolve_policy(self.policy, meta.get(POLICY_KEY))
+        state_text = meta.get(STATE_KEY)
+        state = RetryState.from_json(state_text) if state_text else RetryState()
+        attempt = state.next_attempt
+        now = now_ms()
+        decision, state = record_failure(policy, state, attempt, failure, key=str(job.id), now=now)
+        meta[STATE_KEY] = state.to_json()
+        if decision.action == "retry":
+            job.retries_left = 1
+            job.retry_intervals = [delay_seconds(decision.delay_ms or 0, now)]
+        else:
+            job.retries_left = 0
+            job.retry_intervals = None
+            if decision.action == "discard":
+                job.failure_ttl = 0
+            else:
+                meta[DEAD_LETTER_META_KEY] = dead_letter_record(
+                    queue=str(job.origin),
+                    job_id=str(job.id),
+                    state=state,
+                    decision=decision,
+                    policy=policy,
+                    job={"func": job.func_name},
+                    now=now,
+                )
+        job.save_meta()
+        notify(
+            self.listeners,
+            DecisionEvent("rq", str(job.id), attempt, failure, decision, now, {"queue": job.origin}),
+        )
+

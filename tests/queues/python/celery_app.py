@@ -1,0 +1,45 @@
+"""The Celery app the Celery tests' worker processes run (``-A celery_app``).
+
+Broker and queue from the environment (OJS_CELERY_BROKER, OJS_CELERY_QUEUE);
+the scenario task's handler and listener are timeline_common's.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from celery import Celery
+
+from ojs_retry.integrations import DecisionEvent
+from ojs_retry.integrations.celery import OjsTask
+
+import timeline_common as tc
+
+app = Celery("ojs_queues_test", broker=os.environ.get("OJS_CELERY_BROKER", "redis://127.0.0.1:6379/0"))
+app.conf.update(
+    task_default_queue=os.environ.get("OJS_CELERY_QUEUE", "ojs-celery"),
+    task_ignore_result=True,
+    worker_prefetch_multiplier=1,
+    broker_connection_retry_on_startup=True,
+    worker_hijack_root_logger=False,
+    task_acks_late=True,
+)
+
+
+def record(event: DecisionEvent) -> None:
+    tc.Recorder.from_env().decided(event)
+
+
+class ScenarioTask(OjsTask):
+    ojs_listeners = (record,)
+
+
+@app.task(bind=True, base=ScenarioTask, name="ojs.scenario")
+def scenario(self: Any, job_id: str) -> str:
+    return tc.handle(job_id)
+
+
+@app.task(bind=True, base=ScenarioTask, name="ojs.scenario_soft_limit", soft_time_limit=0.5, time_limit=5)
+def scenario_soft_limit(self: Any, job_id: str) -> str:
+    return tc.handle(job_id)

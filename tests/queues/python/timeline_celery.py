@@ -1,0 +1,47 @@
+"""The Celery timeline runner (see timeline_common): two ``celery worker``
+processes (prefork, concurrency 1) on the real Redis.
+
+Precision: Celery holds a retried task in the worker until its ETA (kept to
+the microsecond) and starts it from its timer: 50 ms covers the timer tick.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import timeline_common as tc
+
+QUEUE = "celery"
+PRECISION_MS = 50
+
+
+def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2, task: str = "scenario") -> dict[str, Any]:
+    rec = tc.Recorder.new(redis_url, scenario)
+    queue = f"ojs-celery-{rec.run}"
+    env = tc.child_env({**rec.env(), "OJS_CELERY_BROKER": redis_url, "OJS_CELERY_QUEUE": queue})
+    argv = [sys.executable, "-m", "celery", "-A", "celery_app", "worker", "-Q", queue, "-c", "1",
+            "-P", "prefork", "--without-mingle", "--without-gossip", "--without-heartbeat",
+            "--loglevel", "INFO"]
+    procs = []
+    try:
+        import os
+        os.environ.update({"OJS_CELERY_BROKER": redis_url, "OJS_CELERY_QUEUE": queue})
+        import celery_app
+
+        celery_app.app.conf.broker_url = redis_url
+        celery_app.app.conf.task_default_queue = queue
+        for i in range(workers):
+            procs += tc.start_workers([*argv, "-n", f"w{i}-{rec.run}@%h"], 1, env, tc.log_prefix(f"celery{i}", rec.run))
+        fn = getattr(celery_app, task)
+        for job in scenario["jobs"]:
+            fn.apply_async((job["id"],), task_id=job["id"], queue=queue, ojs_policy=scenario["policy"])
+        jobs = rec.collect([j["id"] for j in scenario["jobs"]])
+    finally:
+        tc.stop_workers(procs)
+    return {"queue": QUEUE, "precision_ms": PRECISION_MS, "jobs": jobs, "run": rec.run, "redis_queue": queue}
+
+
+if __name__ == "__main__":
+    tc.cli(run)

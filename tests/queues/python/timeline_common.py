@@ -1,0 +1,238 @@
+"""The runner interface of the cross-queue identity test, shared by every queue.
+
+Every queue has a module ``tests/queues/python/timeline_<queue>.py`` with
+
+    def run(redis_url: str, scenario: dict, workers: int = 2) -> dict
+
+returning the timeline document (``queues-shared.md``), and a command line
+
+    python timeline_<queue>.py --redis URL --scenario FILE [--workers 2]
+
+printing it to stdout (``cli(run)`` below does that). A runner enqueues the
+scenario's jobs (job ids exactly as in the scenario) with the scenario's
+policy on its queue's integration, starts ``workers`` real worker processes,
+waits for every job's terminal entry, stops the workers (by pid) and returns
+``{"queue", "precision_ms", "jobs"}``.
+
+In the worker processes, the job handler is :func:`handle` (the scripted
+outcomes) and the integration's listener is :meth:`Recorder.decided`; both
+write events to Redis lists ``ojs-timeline:<run>:<job id>`` that
+:meth:`Recorder.collect` turns into timelines. The worker processes find the
+Redis URL, the run id and the scenario file in the environment
+(``Recorder.env()`` / ``Recorder.from_env()``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from ojs_retry import RetryPolicy
+from ojs_retry.integrations import DecisionEvent, JobError, now_ms
+
+HERE = Path(__file__).resolve().parent
+SCENARIO_PATH = HERE.parent / "scenario.json"
+
+ENV_REDIS = "OJS_TIMELINE_REDIS"
+ENV_RUN = "OJS_TIMELINE_RUN"
+ENV_SCENARIO = "OJS_TIMELINE_SCENARIO"
+
+
+def load_scenario(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    with open(path or SCENARIO_PATH, encoding="utf-8") as f:
+        scenario: dict[str, Any] = json.load(f)
+    return scenario
+
+
+def outcome_for(job: Mapping[str, Any], attempt: int) -> Mapping[str, Any] | None:
+    """The failure the handler raises on ``attempt`` (None: it succeeds)."""
+    if job["outcomes"] == "always":
+        always: Mapping[str, Any] = job["always"]
+        return always
+    outcomes: Sequence[Mapping[str, Any]] = job["outcomes"]
+    return outcomes[attempt - 1] if attempt <= len(outcomes) else None
+
+
+def expected_timelines(scenario: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """What ``RetryPolicy.decide`` gives for the scenario: per job, per attempt."""
+    policy = RetryPolicy(scenario["policy"])
+    out: dict[str, list[dict[str, Any]]] = {}
+    for job in scenario["jobs"]:
+        rows: list[dict[str, Any]] = []
+        attempt = 1
+        while True:
+            outcome = outcome_for(job, attempt)
+            if outcome is None:
+                rows.append({"attempt": attempt, "action": "succeeded", "reason": None, "delay_ms": None})
+                break
+            d = policy.decide(attempt, type=outcome["type"], code=outcome.get("code"), key=job["id"])
+            rows.append({"attempt": attempt, "action": d.action, "reason": d.reason, "delay_ms": d.delay_ms})
+            if d.action != "retry":
+                break
+            attempt += 1
+        out[job["id"]] = rows
+    return out
+
+
+class Recorder:
+    """Writes and reads the timeline events of one run in Redis."""
+
+    def __init__(self, redis_url: str, run: str, scenario_path: str | os.PathLike[str] | None = None) -> None:
+        self.redis_url = redis_url
+        self.run = run
+        self.scenario_path = str(scenario_path or SCENARIO_PATH)
+        self.client = redis.Redis.from_url(redis_url)
+
+    @classmethod
+    def new(cls, redis_url: str, scenario: Mapping[str, Any]) -> Recorder:
+        """A fresh run; the scenario is written to a file the workers read."""
+        run = uuid.uuid4().hex[:12]
+        path = Path(os.environ.get("TMPDIR", "/tmp")) / f"ojs-scenario-{run}.json"
+        path.write_text(json.dumps(scenario), encoding="utf-8")
+        return cls(redis_url, run, path)
+
+    @classmethod
+    def from_env(cls) -> Recorder:
+        return cls(os.environ[ENV_REDIS], os.environ[ENV_RUN], os.environ.get(ENV_SCENARIO))
+
+    def env(self) -> dict[str, str]:
+        """The environment a worker process needs to find this run."""
+        return {ENV_REDIS: self.redis_url, ENV_RUN: self.run, ENV_SCENARIO: self.scenario_path}
+
+    def key(self, job_id: str) -> str:
+        return f"ojs-timeline:{self.run}:{job_id}"
+
+    def _push(self, job_id: str, event: Mapping[str, Any]) -> None:
+        self.client.rpush(self.key(job_id), json.dumps(event))
+
+    def start(self, job_id: str) -> int:
+        """Counts and records the start of an attempt; returns its number."""
+        at = now_ms()
+        attempt = int(self.client.incr(self.key(job_id) + ":starts"))
+        self._push(job_id, {"kind": "start", "attempt": attempt, "at_ms": at, "pid": os.getpid()})
+        return attempt
+
+    def succeeded(self, job_id: str, attempt: int) -> None:
+        self._push(job_id, {"kind": "succeeded", "attempt": attempt, "at_ms": now_ms()})
+
+    def decided(self, event: DecisionEvent) -> None:
+        """The integrations' listener."""
+        d = event.decision
+        self._push(
+            event.job_id,
+            {"kind": "decision", "attempt": event.attempt, "action": d.action, "reason": d.reason,
+             "delay_ms": d.delay_ms, "at_ms": event.at_ms, "timed_out": event.failure.timed_out},
+        )
+
+    def events(self, job_id: str) -> list[dict[str, Any]]:
+        return [json.loads(raw) for raw in self.client.lrange(self.key(job_id), 0, -1)]
+
+    def timeline(self, job_id: str) -> tuple[list[dict[str, Any]], bool]:
+        """The job's entries so far and whether the last one is terminal."""
+        starts: dict[int, int] = {}
+        rows: list[dict[str, Any]] = []
+        for ev in self.events(job_id):
+            if ev["kind"] == "start":
+                starts[ev["attempt"]] = ev["at_ms"]
+                continue
+            row = {"attempt": ev["attempt"], "action": "succeeded", "reason": None, "delay_ms": None}
+            if ev["kind"] == "decision":
+                row.update(action=ev["action"], reason=ev["reason"], delay_ms=ev["delay_ms"])
+            row["started_at_ms"] = starts.get(ev["attempt"])
+            row["failed_at_ms"] = ev["at_ms"] if ev["kind"] == "decision" else None
+            rows.append(row)
+        done = bool(rows) and rows[-1]["action"] != "retry"
+        return rows, done
+
+    def collect(self, job_ids: Iterable[str], timeout_s: float = 90.0, settle_s: float = 1.0) -> dict[str, Any]:
+        """Waits until every job has a terminal entry, then ``settle_s`` more
+        (so an attempt that should not happen would show up)."""
+        ids = list(job_ids)
+        deadline = time.monotonic() + timeout_s
+        while not all(self.timeline(j)[1] for j in ids):
+            if time.monotonic() > deadline:
+                pending = {j: self.events(j) for j in ids if not self.timeline(j)[1]}
+                raise TimeoutError(f"jobs not finished after {timeout_s}s: {json.dumps(pending)}")
+            time.sleep(0.05)
+        time.sleep(settle_s)
+        return {j: self.timeline(j)[0] for j in ids}
+
+
+def handle(job_id: str) -> str:
+    """The scenario's handler: runs in the worker, raises the scripted failure."""
+    rec = Recorder.from_env()
+    scenario = load_scenario(rec.scenario_path)
+    job = next(j for j in scenario["jobs"] if j["id"] == job_id)
+    attempt = rec.start(job_id)
+    outcome = outcome_for(job, attempt)
+    if outcome is not None:
+        raise JobError(outcome["type"], code=outcome.get("code"), message=f"attempt {attempt}")
+    rec.succeeded(job_id, attempt)
+    return "ok"
+
+
+def child_env(extra: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a worker process: this one's, the test directory on
+    PYTHONPATH, and ``extra``."""
+    env = dict(os.environ)
+    paths = [str(HERE), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    env.update(extra)
+    return env
+
+
+def start_workers(argv: Sequence[str], count: int, env: Mapping[str, str], log_prefix: str) -> list[subprocess.Popen[bytes]]:
+    """Starts ``count`` worker processes (own process groups), logs to files."""
+    procs = []
+    for i in range(count):
+        log = open(f"{log_prefix}-{i}.log", "wb")  # noqa: SIM115 - closed with the process
+        procs.append(subprocess.Popen(list(argv), env=dict(env), stdout=log, stderr=subprocess.STDOUT,
+                                      start_new_session=True))
+    return procs
+
+
+def stop_workers(procs: Iterable[subprocess.Popen[bytes]], timeout_s: float = 10.0) -> None:
+    """Stops each worker by its pid (its process group: prefork children too)."""
+    procs = list(procs)
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+def log_prefix(queue: str, run: str) -> str:
+    base = Path(os.environ.get("OJS_QUEUES_LOGS", "/tmp"))
+    base.mkdir(parents=True, exist_ok=True)
+    return str(base / f"{queue}-{run}")
+
+
+def cli(run: Callable[..., dict[str, Any]]) -> None:
+    """The runner's command line: prints the timeline document."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--redis", required=True)
+    ap.add_argument("--scenario", default=str(SCENARIO_PATH))
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    doc = run(args.redis, load_scenario(args.scenario), args.workers)
+    text = json.dumps(doc, indent=1)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text + "\n")

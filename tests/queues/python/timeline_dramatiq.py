@@ -1,0 +1,47 @@
+"""The Dramatiq timeline runner (see timeline_common): two Dramatiq worker
+processes (dramatiq_worker.py) on the real Redis.
+
+Precision: a retried message waits in the delay queue ``<queue>.DQ``; the
+worker moves it back when its ETA passes and its consumer polls every
+100 ms (worker_timeout=100): 200 ms.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import timeline_common as tc
+
+QUEUE = "dramatiq"
+PRECISION_MS = 200
+
+
+def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2,
+        extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    rec = tc.Recorder.new(redis_url, scenario)
+    name = f"ojs-dramatiq-{rec.run}"
+    env = tc.child_env({**rec.env(), **(extra_env or {})})
+    os.environ.update({**rec.env(), **(extra_env or {})})
+    argv = [sys.executable, str(tc.HERE / "dramatiq_worker.py"), name]
+    procs = tc.start_workers(argv, workers, env, tc.log_prefix("dramatiq", rec.run))
+    try:
+        import dramatiq_app
+        from ojs_retry.integrations import validate_job_policy
+        from ojs_retry.integrations._core import POLICY_KEY
+
+        actor = dramatiq_app.declare(name)
+        for job in scenario["jobs"]:
+            text = validate_job_policy(scenario["policy"])
+            message = actor.message_with_options(args=(job["id"],), **{POLICY_KEY: text})
+            dramatiq_app.broker.enqueue(message.copy(message_id=job["id"]))
+        jobs = rec.collect([j["id"] for j in scenario["jobs"]])
+    finally:
+        tc.stop_workers(procs)
+    return {"queue": QUEUE, "precision_ms": PRECISION_MS, "jobs": jobs, "run": rec.run, "redis_queue": name}
+
+
+if __name__ == "__main__":
+    tc.cli(run)

@@ -1,0 +1,46 @@
+"""The RQ timeline runner (see timeline_common): two RQ ``Worker`` processes
+(rq_worker.py, scheduler on) on the real Redis.
+
+Precision: a delay is rounded up to whole seconds (up to 1000 ms late by
+design) and RQ's scheduler moves due jobs every second (1000 ms more):
+2000 ms.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import redis
+from rq import Queue
+
+from ojs_retry.integrations.rq import OjsRetry
+
+import timeline_common as tc
+
+QUEUE = "rq"
+PRECISION_MS = 2000
+
+
+def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2,
+        extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    rec = tc.Recorder.new(redis_url, scenario)
+    name = f"ojs-rq-{rec.run}"
+    env = tc.child_env({**rec.env(), **(extra_env or {})})
+    argv = [sys.executable, str(tc.HERE / "rq_worker.py"), name]
+    procs = tc.start_workers(argv, workers, env, tc.log_prefix("rq", rec.run))
+    try:
+        queue = Queue(name, connection=redis.Redis.from_url(redis_url))
+        ojs = OjsRetry()
+        for job in scenario["jobs"]:
+            ojs.enqueue(queue, tc.handle, job["id"], job_id=f"{job['id']}", ojs_policy=scenario["policy"],
+                        job_timeout=scenario.get("job_timeout_s", 180))
+        jobs = rec.collect([j["id"] for j in scenario["jobs"]])
+    finally:
+        tc.stop_workers(procs)
+    return {"queue": QUEUE, "precision_ms": PRECISION_MS, "jobs": jobs, "run": rec.run, "redis_queue": name}
+
+
+if __name__ == "__main__":
+    tc.cli(run)
