@@ -258,3 +258,64 @@ def test_a_killed_workers_job_counts_the_attempt_and_is_not_retried_past_the_lim
             [record] = await run.dead()
             assert record["retry_state"]["errors"][0]["type"] == "bullmq.stalled"
     asyncio.run(main())
+
+
+# Presets in the real queue: with jitter off (BullMQ for Python has none), a
+# job on the engine with the bullmq preset (runtime "python") follows the same
+# timeline as the same job under BullMQ's native retry options, same Redis.
+NATIVE = {
+    "bp-tie": {"attempts": 4, "backoff": {"type": "exponential", "delay": 2.5}},  # round() ties to even
+    "bp-exp": {"attempts": 3, "backoff": {"type": "exponential", "delay": 100}},
+    "bp-fix": {"attempts": 2, "backoff": 150},
+    "bp-unrec": {"attempts": 5, "backoff": {"type": "fixed", "delay": 100}},
+}
+
+
+async def _fail(job: Any) -> Any:
+    if job.id == "bp-unrec":
+        raise bullmq.UnrecoverableError("poison")
+    raise RuntimeError("boom")
+
+
+async def _native_timelines() -> dict[str, list[tuple[int, str, int | None]]]:
+    name, url = fresh("bmq-native"), redis_url()
+    queue = bullmq.Queue(name, {"connection": url})
+    rows: dict[str, list[tuple[int, str, int | None]]] = {}
+
+    def failed(job: Any, err: Any) -> None:
+        terminal = bool(job.finishedOn)
+        rows.setdefault(job.id, []).append(
+            (job.attemptsMade, "dead_letter" if terminal else "retry", None if terminal else job.delay))
+
+    async def proc(job: Any, token: str) -> Any:
+        return await _fail(job)
+
+    worker = bullmq.Worker(name, proc, {"connection": url, "concurrency": 4})
+    worker.on("failed", failed)
+    for job_id, opts in NATIVE.items():
+        await queue.add("j", None, {"jobId": job_id, **opts})
+    deadline = time.monotonic() + 20
+    while not all(rows.get(j) and rows[j][-1][1] != "retry" for j in NATIVE):
+        assert time.monotonic() < deadline, rows
+        await asyncio.sleep(0.05)
+    await worker.close()
+    await queue.obliterate(force=True)
+    await queue.close()
+    return rows
+
+
+def test_the_bullmq_preset_runs_like_bullmq_itself() -> None:
+    async def main() -> None:
+        native = await _native_timelines()
+        async with Run(None, _fail) as run:
+            for job_id, opts in NATIVE.items():
+                preset = RetryPolicy.preset("bullmq", {"runtime": "python", **opts})
+                await ojs_bullmq.enqueue(run.queue, "j", None, {"jobId": job_id}, policy=preset)
+            for job_id in NATIVE:
+                assert await run.settle(job_id) == "failed"
+            engine: dict[str, list[tuple[int, str, int | None]]] = {}
+            for e in run.events:
+                engine.setdefault(e.job_id, []).append((e.attempt, e.decision.action, e.decision.delay_ms))
+            assert engine == native
+            assert native["bp-tie"] == [(1, "retry", 2), (2, "retry", 5), (3, "retry", 10), (4, "dead_letter", None)]
+    asyncio.run(main())

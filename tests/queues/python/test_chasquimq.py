@@ -253,3 +253,71 @@ def test_a_killed_workers_job_counts_the_attempt_and_is_not_retried_past_the_lim
             [record] = await ojs_chasqui.dead_letters(run.queue)
             assert record["retry_state"]["errors"][0]["type"] == "chasquimq.redelivered"
     asyncio.run(main())
+
+
+# Presets in the real queue: with jitter off, a job on the engine with the
+# chasquimq preset follows the same timeline as the same job under
+# ChasquiMQ's native per-job retry options, same Redis. The native timeline
+# is read from ChasquiMQ's own events stream (retry-scheduled, dlq).
+NATIVE = {
+    "cp-exp": (3, {"kind": "exponential", "delay_ms": 100, "max_delay_ms": 1000, "multiplier": 2.0, "jitter_ms": 0}),
+    "cp-cap": (4, {"kind": "exponential", "delay_ms": 150, "max_delay_ms": 400, "multiplier": 3.0, "jitter_ms": 0}),
+    "cp-fix": (2, {"kind": "fixed", "delay_ms": 120, "max_delay_ms": 1000, "multiplier": 2.0, "jitter_ms": 0}),
+    "cp-unrec": (5, {"kind": "fixed", "delay_ms": 100, "max_delay_ms": 1000, "multiplier": 2.0, "jitter_ms": 0}),
+}
+
+
+async def _fail(job: Any) -> Any:
+    if job.id == "cp-unrec":
+        raise chasquimq.UnrecoverableError("poison")
+    raise RuntimeError("boom")
+
+
+def _native_rows(events: list[tuple[bytes, dict[bytes, bytes]]]) -> dict[str, list[tuple[int, str, int | None]]]:
+    rows: dict[str, list[tuple[int, str, int | None]]] = {}
+    for _, fields in events:
+        kind, job_id = fields[b"e"].decode(), fields[b"id"].decode()
+        if kind == "retry-scheduled":
+            rows.setdefault(job_id, []).append((int(fields[b"attempt"]) - 1, "retry", int(fields[b"backoff_ms"])))
+        elif kind == "dlq":
+            rows.setdefault(job_id, []).append((int(fields[b"attempt"]), "dead_letter", None))
+    return rows
+
+
+async def _native_timelines() -> dict[str, list[tuple[int, str, int | None]]]:
+    name, url = f"chq-native-{uuid.uuid4().hex[:8]}", redis_url()
+    queue = chasquimq.Queue(name, redis_url=url)
+    worker = chasquimq.Worker(name, _fail, redis_url=url, concurrency=4)
+    task = asyncio.ensure_future(worker.run())
+    for job_id, (attempts, backoff) in NATIVE.items():
+        await queue.add("j", None, job_id=job_id, attempts=attempts, backoff=backoff)
+    client = aioredis.from_url(url)
+    deadline = time.monotonic() + 20
+    while True:
+        rows = _native_rows(await client.xrange(f"{{chasqui:{name}}}:events"))
+        if all(rows.get(j) and rows[j][-1][1] == "dead_letter" for j in NATIVE):
+            break
+        assert time.monotonic() < deadline, rows
+        await asyncio.sleep(0.05)
+    await worker.close()
+    await task
+    await client.delete(*await client.keys(f"{{chasqui:{name}}}*"))
+    await client.aclose()
+    await queue.close()
+    return rows
+
+
+def test_the_chasquimq_preset_runs_like_chasquimq_itself() -> None:
+    async def main() -> None:
+        native = await _native_timelines()
+        async with Run(None, _fail) as run:
+            for job_id, (attempts, backoff) in NATIVE.items():
+                preset = RetryPolicy.preset("chasquimq", {"runtime": "python", "max_attempts": attempts, **backoff})
+                await ojs_chasqui.enqueue(run.queue, "j", None, job_id=job_id, policy=preset)
+            await run.settle(*NATIVE)
+            engine: dict[str, list[tuple[int, str, int | None]]] = {}
+            for e in run.events:
+                engine.setdefault(e.job_id, []).append((e.attempt, e.decision.action, e.decision.delay_ms))
+            assert engine == native
+            assert native["cp-cap"] == [(1, "retry", 150), (2, "retry", 400), (3, "retry", 400), (4, "dead_letter", None)]
+    asyncio.run(main())
