@@ -124,3 +124,29 @@ export interface OjsRetryError extends Error {
   /** Every fault, first one first. */
   faults: Fault[];
 }
+
+/** One retry round of a herd: the arrivals of retry `retryNumber`, in ms after the failure. */
+export interface HerdRound {
+  retryNumber: number;
+  /** Jobs retried in this round (the sum of `counts`). */
+  jobs: number;
+  firstMs: number;
+  lastMs: number;
+  /** The first bucket's start: a multiple of the herd's `bucketMs`. */
+  startMs: number;
+  /** Arrivals per bucket of `bucketMs`, from `startMs` on. */
+  counts: number[];
+  /** The most arrivals of this round in any window [t, t + 1000 ms). */
+  peakPerSecond: number;
+}
+
+/** `RetryPolicy#herd(jobs, retries, bucketMs)`: jobs keyed "1" … "jobs" failing at instant 0. */
+export interface Herd {
+  jobs: number;
+  bucketMs: number;
+  /** The most arrivals in any window [t, t + 1000 ms), all rounds together. */
+  peakPerSecond: number;
+  /** Where that window starts, in ms after the failure. */
+  peakAtMs: number;
+  rounds: HerdRound[];
+}

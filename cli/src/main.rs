@@ -1,7 +1,12 @@
 //! `ojs-retry`: validate Open Job Spec retry policies, print their retry
-//! schedule, and explain the decision for a failure.
+//! schedule (as a table or a chart), explain the decision for a failure,
+//! and simulate a herd of jobs failing at once.
 
 #![forbid(unsafe_code)]
+
+mod chart;
+mod simulate;
+mod units;
 
 use std::io::Read as _;
 use std::process::ExitCode;
@@ -10,12 +15,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use clap::{Args, Parser, Subcommand};
 use ojs_retry::{Error, Failure, HandlerCode, JitterSource, Layer, RetryPolicy, parse_timestamp};
 use serde_json::json;
+use units::human;
 
 #[derive(Parser)]
 #[command(
     name = "ojs-retry",
     version,
-    about = "Open Job Spec retry policies: validate, schedule, explain"
+    about = "Open Job Spec retry policies: validate, schedule, explain, simulate"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -43,6 +49,9 @@ enum Command {
         retries: Option<u64>,
         #[command(flatten)]
         jitter: JitterArgs,
+        /// Draw the delays as a chart (jitter band, drawn delay, cap) instead of a table.
+        #[arg(long)]
+        chart: bool,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -69,6 +78,25 @@ enum Command {
         now: Option<String>,
         #[command(flatten)]
         jitter: JitterArgs,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Simulate a herd: N jobs fail at the same instant and every retry fails
+    /// again; print each round's arrivals over time and the peak per second.
+    Simulate {
+        /// Policy documents (JSON), merged in order over the defaults; `-` reads stdin.
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Number of jobs (jitter keys "1" … "N").
+        #[arg(long, default_value_t = 10_000)]
+        jobs: u64,
+        /// Retry rounds to simulate (default: the policy's max_attempts − 1, at most 100).
+        #[arg(long)]
+        retries: Option<u64>,
+        /// Histogram bucket width in milliseconds.
+        #[arg(long, default_value_t = 1_000)]
+        bucket_ms: u64,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -149,29 +177,6 @@ fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// `1500` → `1.5s`, `5_400_000` → `1h 30m`, `250` → `250ms`.
-fn human(ms: u64) -> String {
-    if ms < 1_000 {
-        return format!("{ms}ms");
-    }
-    let (d, h, m) = (ms / 86_400_000, (ms / 3_600_000) % 24, (ms / 60_000) % 60);
-    let s = (ms % 60_000) as f64 / 1_000.0;
-    let mut parts = Vec::new();
-    if d > 0 {
-        parts.push(format!("{d}d"));
-    }
-    if h > 0 {
-        parts.push(format!("{h}h"));
-    }
-    if m > 0 {
-        parts.push(format!("{m}m"));
-    }
-    if s > 0.0 {
-        parts.push(format!("{s}s"));
-    }
-    parts.join(" ")
-}
-
 fn run(cli: Cli) -> Result<(), (Failed, bool)> {
     match cli.command {
         Command::Validate { files, json } => {
@@ -187,8 +192,16 @@ fn run(cli: Cli) -> Result<(), (Failed, bool)> {
             files,
             retries,
             jitter,
+            chart,
             json,
-        } => schedule(&files, retries, &jitter, json).map_err(|e| (e, json)),
+        } => schedule(&files, retries, &jitter, chart, json).map_err(|e| (e, json)),
+        Command::Simulate {
+            files,
+            jobs,
+            retries,
+            bucket_ms,
+            json,
+        } => herd(&files, jobs, retries, bucket_ms, json).map_err(|e| (e, json)),
         Command::Explain {
             files,
             attempt,
@@ -215,11 +228,33 @@ fn schedule(
     files: &[String],
     retries: Option<u64>,
     jitter: &JitterArgs,
+    chart: bool,
     json: bool,
 ) -> Result<(), Failed> {
     let p = load(files)?;
     let count = retries.unwrap_or_else(|| p.max_retries().min(100));
     let rows = p.schedule(count, Some(jitter.source()))?;
+    if chart {
+        // A plain policy's cap is max_interval; a preset's, where its rows were capped.
+        let cap = match p.preset_system() {
+            None => Some(p.max_interval_ms()),
+            Some(_) => rows
+                .iter()
+                .filter(|r| r.capped_ms < r.raw_ms)
+                .map(|r| r.capped_ms)
+                .max(),
+        };
+        let (scale, lines) = chart::render(&rows, cap, &jitter.describe());
+        if json {
+            println!(
+                "{}",
+                json!({"policy": p, "rows": rows, "chart": {"scale": scale.name(), "lines": lines}})
+            );
+        } else {
+            lines.iter().for_each(|l| println!("{l}"));
+        }
+        return Ok(());
+    }
     if json {
         println!("{}", json!({"policy": p, "rows": rows}));
         return Ok(());
@@ -260,6 +295,25 @@ fn schedule(
             "({} more retries not shown; use --retries)",
             p.max_retries() - count
         );
+    }
+    Ok(())
+}
+
+/// `simulate`: the herd report, or its JSON.
+fn herd(
+    files: &[String],
+    jobs: u64,
+    retries: Option<u64>,
+    bucket_ms: u64,
+    json: bool,
+) -> Result<(), Failed> {
+    let p = load(files)?;
+    let retries = retries.unwrap_or_else(|| p.max_retries().clamp(1, 100));
+    let h = p.herd(jobs, retries, bucket_ms)?;
+    if json {
+        println!("{}", json!({"policy": p, "herd": h}));
+    } else {
+        simulate::render(&h).iter().for_each(|l| println!("{l}"));
     }
     Ok(())
 }
