@@ -41,7 +41,13 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from dramatiq.middleware import Middleware, MiddlewareError, Retries, TimeLimitExceeded, default_middleware
+try:
+    from dramatiq.middleware import Middleware, MiddlewareError, Retries, TimeLimitExceeded, default_middleware
+except ImportError:  # the [dramatiq] extra is missing: the module still imports (stubtest, docs)
+    Middleware = object
+    MiddlewareError = TimeLimitExceeded = type("_Missing", (Exception,), {})
+    Retries = None
+    default_middleware = []
 
 from .. import PolicyError, PolicyLayer, RetryPolicy
 from ._core import (
@@ -75,7 +81,7 @@ DEAD_LETTER_OPTION = "ojs_dead_letter"
 _log = logging.getLogger(__name__)
 
 
-class PolicyRefused(MiddlewareError):
+class PolicyRefused(MiddlewareError):  # type: ignore[misc,valid-type]
     """A message's policy refused in ``before_enqueue``; ``error`` is the PolicyError."""
 
     def __init__(self, error: PolicyError) -> None:
@@ -114,7 +120,7 @@ def _find(broker: Any) -> OjsRetries | None:
     return None
 
 
-class OjsRetries(Middleware):  # type: ignore[misc]
+class OjsRetries(Middleware):  # type: ignore[misc,valid-type]
     """Decides every failed message with the engine and carries it out."""
 
     def __init__(

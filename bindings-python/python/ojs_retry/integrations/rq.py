@@ -32,10 +32,6 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from rq.exceptions import AbandonedJobError
-from rq.job import Job
-from rq.timeouts import JobTimeoutException
-
 from .. import PolicyLayer, RetryPolicy, RetryState
 from ._core import (
     POLICY_KEY,
@@ -85,6 +81,9 @@ class OjsRetry:
         resolve_policy(policy)
         self.policy = policy
         self.listeners = tuple(listeners)
+        from rq.exceptions import AbandonedJobError
+        from rq.timeouts import JobTimeoutException
+
         self.timeout_types = (JobTimeoutException, AbandonedJobError, *timeout_types)
 
     def enqueue(
@@ -94,7 +93,7 @@ class OjsRetry:
         *args: Any,
         ojs_policy: PolicyLayer | RetryPolicy | None = None,
         **kwargs: Any,
-    ) -> Job:
+    ) -> Any:
         """``queue.enqueue`` validating the job's ``ojs_policy`` first.
 
         Raises :class:`ojs_retry.PolicyError` before anything reaches Redis.
@@ -112,20 +111,20 @@ class OjsRetry:
             "work_horse_killed_handler": self.work_horse_killed_handler,
         }
 
-    def exception_handler(self, job: Job, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+    def exception_handler(self, job: Any, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
         """For ``Worker(exception_handlers=[...])``: decides and sets the job's fields."""
         if exc is None:
             exc = exc_type() if isinstance(exc_type, type) else RuntimeError(str(exc_type))
         self._decide(job, failure_from_exception(exc, timeout_types=self.timeout_types))
         return True
 
-    def work_horse_killed_handler(self, job: Job, retpid: int, ret_val: int, rusage: Any) -> None:
+    def work_horse_killed_handler(self, job: Any, retpid: int, ret_val: int, rusage: Any) -> None:
         """For ``Worker(work_horse_killed_handler=...)``: a killed horse is a timeout."""
         job.get_meta(refresh=True)
         message = f"work horse {retpid} terminated (waitpid {ret_val})"
         self._decide(job, Failure("rq.WorkHorseKilled", None, True, message))
 
-    def _decide(self, job: Job, failure: Failure) -> None:
+    def _decide(self, job: Any, failure: Failure) -> None:
         meta = job.meta
         policy = resolve_policy(self.policy, meta.get(POLICY_KEY))
         state_text = meta.get(STATE_KEY)

@@ -1,0 +1,35 @@
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from .. import PolicyLayer, RetryPolicy
+from ._core import JobError as JobError
+from ._core import Listener
+
+__all__ = ["JobError", "OjsTask", "dead_letter_key"]
+
+def dead_letter_key(queue: str) -> str: ...
+
+class OjsTask:
+    """A Celery ``Task`` base class (``celery.Task`` at run time)."""
+
+    abstract: ClassVar[bool]
+    max_retries: ClassVar[int | None]
+    ojs_policy: ClassVar[PolicyLayer | RetryPolicy | None]
+    ojs_listeners: ClassVar[Iterable[Listener]]
+    ojs_dead_letter_key: ClassVar[str | None]
+    ojs_dead_letter_url: ClassVar[str | None]
+    ojs_timeout_types: ClassVar[tuple[type[BaseException], ...]]
+    def apply_async(
+        self,
+        args: Any = None,
+        kwargs: Any = None,
+        task_id: str | None = None,
+        producer: Any = None,
+        link: Any = None,
+        link_error: Any = None,
+        shadow: str | None = None,
+        *,
+        ojs_policy: PolicyLayer | RetryPolicy | None = None,
+        **options: Any,
+    ) -> Any: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

@@ -1,0 +1,55 @@
+from collections.abc import Iterable
+from typing import Any, Final
+
+from .. import PolicyError, PolicyLayer, RetryPolicy
+from ._core import JobError as JobError
+from ._core import Listener
+
+__all__ = [
+    "DEAD_LETTER_OPTION",
+    "JobError",
+    "OjsRetries",
+    "PolicyRefused",
+    "middleware_without_retries",
+    "send",
+]
+
+DEAD_LETTER_OPTION: Final[str]
+
+class PolicyRefused(Exception):
+    """``dramatiq.middleware.MiddlewareError`` at run time."""
+
+    error: PolicyError
+    code: str
+    field: str | None
+    def __init__(self, error: PolicyError) -> None: ...
+
+def middleware_without_retries() -> list[Any]: ...
+def send(
+    actor: Any,
+    *args: Any,
+    ojs_policy: PolicyLayer | RetryPolicy | None = None,
+    **kwargs: Any,
+) -> Any: ...
+
+class OjsRetries:
+    """A ``dramatiq.Middleware`` at run time."""
+
+    policy: PolicyLayer | RetryPolicy | None
+    listeners: tuple[Listener, ...]
+    timeout_types: tuple[type[BaseException], ...]
+    def __init__(
+        self,
+        policy: PolicyLayer | RetryPolicy | None = None,
+        *,
+        listeners: Iterable[Listener] = (),
+        timeout_types: Iterable[type[BaseException]] = (),
+    ) -> None: ...
+    @property
+    def actor_options(self) -> set[str]: ...
+    def actor_defaults(self, actor_options: dict[str, Any]) -> RetryPolicy: ...
+    def before_declare_actor(self, broker: Any, actor: Any) -> None: ...
+    def before_enqueue(self, broker: Any, message: Any, delay: int | None) -> None: ...
+    def after_process_message(
+        self, broker: Any, message: Any, *, result: Any = None, exception: BaseException | None = None
+    ) -> None: ...

@@ -1,0 +1,35 @@
+from collections.abc import Iterable
+from typing import Any, Final
+
+from .. import PolicyLayer, RetryPolicy
+from ._core import JobError as JobError
+from ._core import Listener
+
+__all__ = ["DEAD_LETTER_META_KEY", "JobError", "OjsRetry", "delay_seconds"]
+
+DEAD_LETTER_META_KEY: Final[str]
+
+def delay_seconds(delay_ms: int, now: int) -> int: ...
+
+class OjsRetry:
+    policy: PolicyLayer | RetryPolicy | None
+    listeners: tuple[Listener, ...]
+    timeout_types: tuple[type[BaseException], ...]
+    def __init__(
+        self,
+        policy: PolicyLayer | RetryPolicy | None = None,
+        *,
+        listeners: Iterable[Listener] = (),
+        timeout_types: Iterable[type[BaseException]] = (),
+    ) -> None: ...
+    def enqueue(
+        self,
+        queue: Any,
+        f: Any,
+        *args: Any,
+        ojs_policy: PolicyLayer | RetryPolicy | None = None,
+        **kwargs: Any,
+    ) -> Any: ...
+    def worker_kwargs(self) -> dict[str, Any]: ...
+    def exception_handler(self, job: Any, exc_type: Any, exc: BaseException | None, tb: Any) -> bool: ...
+    def work_horse_killed_handler(self, job: Any, retpid: int, ret_val: int, rusage: Any) -> None: ...

@@ -1,0 +1,92 @@
+"""One OJS policy, one timeline: every queue runs tests/queues/scenario.json
+with two worker processes and keyed jitter, and must record the timeline
+``RetryPolicy.decide`` gives for those job ids.
+
+Each runner is its own process (its CLI, see timeline_common), run one after
+the other on the same Redis. A gap (next start - failure) must be at least
+the decision's delay_ms (the queue never starts a retry early) and at most
+delay_ms + the queue's stated precision + the scenario's gap_slack_ms (the
+queue honoured the delay; not a measure of the engine's speed).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import timeline_common as tc
+
+ROOT = tc.HERE.parents[2]
+PY_QUEUES = ["celery", "rq", "dramatiq", "bullmq", "chasquimq"]
+QUEUE_NAMES = {"bullmq": "bullmq-python"}
+ALL = ["bullmq-node", "bullmq-python", "celery", "rq", "dramatiq", "chasquimq"]
+
+
+def _command(queue: str, redis_url: str, redis86_url: str) -> list[str]:
+    scenario = str(tc.SCENARIO_PATH)
+    if queue == "bullmq-node":
+        return ["node", str(ROOT / "tests/queues/node/timeline.mjs"), "--redis", redis_url,
+                "--scenario", scenario, "--workers", "2"]
+    module = "bullmq" if queue == "bullmq-python" else queue
+    url = redis86_url if module == "chasquimq" else redis_url
+    return [sys.executable, str(tc.HERE / f"timeline_{module}.py"), "--redis", url,
+            "--scenario", scenario, "--workers", "2"]
+
+
+@pytest.fixture(scope="module")
+def timelines(redis_url: str, redis86_url: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for queue in ALL:
+        cmd = _command(queue, redis_url, redis86_url)
+        if not Path(cmd[1]).exists():
+            out[queue] = RuntimeError(f"{queue}: runner {cmd[1]} is missing")
+            continue
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=tc.child_env({}))
+        if proc.returncode != 0:
+            out[queue] = RuntimeError(f"{queue}: {' '.join(cmd)} exited {proc.returncode}\n{proc.stderr[-4000:]}")
+            continue
+        out[queue] = json.loads(proc.stdout)
+    return out
+
+
+def _doc(timelines: dict[str, Any], queue: str) -> dict[str, Any]:
+    doc = timelines[queue]
+    if isinstance(doc, Exception):
+        pytest.fail(str(doc))
+    assert doc["queue"] == queue
+    return doc
+
+
+def _decisions(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    keep = ("attempt", "action", "reason", "delay_ms")
+    return {job: [{k: row[k] for k in keep} for row in rows] for job, rows in doc["jobs"].items()}
+
+
+@pytest.mark.parametrize("queue", ALL)
+def test_timeline_is_the_engines(timelines: dict[str, Any], queue: str) -> None:
+    scenario = tc.load_scenario()
+    assert _decisions(_doc(timelines, queue)) == tc.expected_timelines(scenario)
+
+
+@pytest.mark.parametrize("queue", ALL)
+def test_gaps_honour_the_delay(timelines: dict[str, Any], queue: str) -> None:
+    doc = _doc(timelines, queue)
+    slack = tc.load_scenario()["gap_slack_ms"]
+    precision = doc["precision_ms"]
+    assert isinstance(precision, int) and precision >= 0
+    for job, rows in doc["jobs"].items():
+        for row, nxt in zip(rows, rows[1:]):
+            gap = nxt["started_at_ms"] - row["failed_at_ms"]
+            assert gap >= row["delay_ms"], f"{queue} {job} attempt {nxt['attempt']} started {gap} ms after a {row['delay_ms']} ms delay"
+            assert gap <= row["delay_ms"] + precision + slack, f"{queue} {job}: gap {gap} ms for a {row['delay_ms']} ms delay"
+
+
+def test_every_queue_gives_one_timeline(timelines: dict[str, Any]) -> None:
+    docs = {q: _decisions(_doc(timelines, q)) for q in ALL}
+    first = docs[ALL[0]]
+    assert all(d == first for d in docs.values()), json.dumps(docs, indent=1)
