@@ -1,4 +1,5 @@
-"""Compares the presets with the real Celery, RQ, Dramatiq and botocore.
+"""Compares the presets with the real Celery, RQ, Dramatiq, botocore and
+BullMQ for Python.
 
 Run by scripts/test-peers with the pinned packages on sys.path and the
 `ojs_retry` wheel importable. For attempts 1..30 and the peer's random
@@ -8,6 +9,8 @@ call is replaced by the documented function of one sample u (docs/presets.md):
 Python `random.random()` = u (so `uniform(a, b)` = a + (b - a) u), and
 `randrange(n)` = floor(n u), computed exactly from the 53-bit sample.
 """
+import asyncio
+import importlib.metadata
 import logging
 import random
 import sys
@@ -176,12 +179,68 @@ def botocore_all():
                     check(f"botocore u={u} n={n} ({secs} s)", True, ok)
 
 
+# ---------------------------------------------------------------- BullMQ for Python
+bull_version = importlib.metadata.version("bullmq")
+from bullmq.custom_errors import UnrecoverableError as BullUnrecoverable  # noqa: E402
+from bullmq.job import Job as BullJob  # noqa: E402
+
+
+class BullBackend:
+    """Records where Job.moveToFailed sends the job (the Redis scripts it calls)."""
+
+    def __init__(self):
+        self.calls = []
+
+    async def moveToDelayed(self, job_id, timestamp, delay, token, opts=None):
+        self.calls.append(("retry", delay))
+
+    async def retryJob(self, job_id, lifo, token, opts=None):
+        self.calls.append(("retry", 0))
+
+    async def moveToFailed(self, job, reason, remove, token, fetch_next, fields=None):
+        self.calls.append(("dead_letter", None))
+        return {"result": None, "finishedOn": 1}
+
+
+async def bull_outcome(opts, n, err):
+    """The real Job.moveToFailed for the n-th failed attempt (attemptsMade = n - 1)."""
+    queue = types.SimpleNamespace(backend=BullBackend(), opts={}, qualifiedName="bull:peers")
+    job = BullJob(queue, "j", {}, opts, job_id="1")
+    job.attemptsMade = n - 1
+    await job.moveToFailed(err, "token")
+    (call,) = queue.backend.calls
+    return list(call)
+
+
+async def bullmq_python_all():
+    configs = (
+        {"attempts": 31, "backoff": {"type": "exponential", "delay": 1000}},
+        {"attempts": 31, "backoff": {"type": "exponential", "delay": 1.25}},
+        {"attempts": 31, "backoff": {"type": "exponential", "delay": 0.5}},
+        {"attempts": 31, "backoff": {"type": "exponential", "delay": 7, "jitter": 1}},
+        {"attempts": 31, "backoff": {"type": "fixed", "delay": 5000, "jitter": 0.2}},
+        {"attempts": 5, "backoff": 250},
+        {"attempts": 3},
+    )
+    for opts in configs:
+        p = o.RetryPolicy.preset("bullmq", {"runtime": "python", **opts})
+        for u in US:
+            for n in ATTEMPTS:
+                peer = await bull_outcome(opts, n, RuntimeError("boom"))
+                ours = list(action(p, n, u))
+                check(f"bullmq-python {opts} u={u} n={n}", peer, ours)
+                peer = await bull_outcome(opts, n, BullUnrecoverable("no"))
+                check(f"bullmq-python unrecoverable n={n}", peer[0],
+                      action(p, n, u, type="UnrecoverableError")[0])
+
+
 celery_delays()
 celery_terminal()
 rq_all()
 dramatiq_all()
 botocore_all()
-versions = f"celery {celery.__version__}, dramatiq {dramatiq.__version__}"
+asyncio.run(bullmq_python_all())
+versions = f"celery {celery.__version__}, dramatiq {dramatiq.__version__}, bullmq {bull_version}"
 print(f"peers-python ({versions}): {checked - len(failures)} passed, {len(failures)} failed")
 for f in failures[:40]:
     print("  " + f)
