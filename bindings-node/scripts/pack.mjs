@@ -41,7 +41,7 @@ if (binaries.length === 0) fail(`no native binary (ojs-retry.<platform>.node) in
 
 const stage = mkdtempSync(join(tmpdir(), 'ojs-retry-pack-'))
 try {
-  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'README.md', ...binaries]) {
+  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'bullmq.js', 'bullmq-core.js', 'bullmq.mjs', 'bullmq.d.ts', 'README.md', ...binaries]) {
     copyFileSync(join(PKG, f), join(stage, f))
   }
   const pkg = JSON.parse(readFileSync(join(PKG, 'package.json'), 'utf8'))
