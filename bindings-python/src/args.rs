@@ -7,25 +7,41 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ojs_retry::{Error, Jitter, Value};
-use pyo3::exceptions::{PyException, PyOverflowError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyException, PyMemoryError, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyString};
 use pythonize::Depythonizer;
 
 use crate::errors::{CoreResult, bad_argument};
 
-/// A short description of a Python value for messages: its type and repr.
-pub(crate) fn describe(obj: &Bound<'_, PyAny>) -> String {
-    let ty = obj
-        .get_type()
-        .name()
-        .map_or_else(|_| "object".to_owned(), |n| n.to_string());
-    let repr = obj
-        .repr()
-        .map_or_else(|_| String::from("?"), |r| r.to_string());
+/// Whether an exception Python code raised while an argument was read must
+/// reach the caller as itself rather than become a fault of the argument:
+/// an interrupt or exit (`KeyboardInterrupt`, `SystemExit`: not an
+/// `Exception`) or a `MemoryError`.
+pub(crate) fn must_propagate(py: Python<'_>, e: &PyErr) -> bool {
+    !e.is_instance_of::<PyException>(py) || e.is_instance_of::<PyMemoryError>(py)
+}
+
+/// `Ok(None)` for an exception that may become a fault, else the exception.
+fn unless_fatal<T>(py: Python<'_>, r: PyResult<T>) -> PyResult<Option<T>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if must_propagate(py, &e) => Err(e),
+        Err(_) => Ok(None),
+    }
+}
+
+/// A short description of a Python value for messages: its type and repr
+/// (`?` when its `__repr__` raises; an interrupt there propagates).
+pub(crate) fn describe(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    let py = obj.py();
+    let ty = unless_fatal(py, obj.get_type().name().map(|n| n.to_string()))?
+        .unwrap_or_else(|| "object".to_owned());
+    let repr =
+        unless_fatal(py, obj.repr().map(|r| r.to_string()))?.unwrap_or_else(|| String::from("?"));
     let short: String = repr.chars().take(64).collect();
     let ellipsis = if short.len() < repr.len() { "..." } else { "" };
-    format!("{ty} {short}{ellipsis}")
+    Ok(format!("{ty} {short}{ellipsis}"))
 }
 
 /// A non-negative integer argument (an `int`, or a `float` with an
@@ -36,7 +52,7 @@ pub(crate) fn uint(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
     // `bool` is an `int` subclass in Python, but `True` is not a count.
     if !obj.is_instance_of::<PyBool>() {
         if let Ok(i) = obj.cast::<PyInt>() {
-            return ojs_retry::uint_from_f64(field, int_as_f64(i)).py(py);
+            return ojs_retry::uint_from_f64(field, int_as_f64(i)?).py(py);
         }
         if let Ok(f) = obj.cast::<PyFloat>() {
             return ojs_retry::uint_from_f64(field, f.value()).py(py);
@@ -44,23 +60,31 @@ pub(crate) fn uint(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
     }
     Err(bad_argument(
         field,
-        format!("expected an integer, found {}", describe(obj)),
+        format!("expected an integer, found {}", describe(obj)?),
     ))
     .py(py)
 }
 
 /// An `int` as the nearest double: exact up to 2^53, so every integer the
 /// core accepts keeps its value and every larger one stays out of range
-/// (an `int` beyond a double's range is an infinity of its sign).
-fn int_as_f64(i: &Bound<'_, PyInt>) -> f64 {
+/// (an `int` beyond a double's range is an infinity of its sign). Read by
+/// `int`'s own methods: a subclass's `__float__` or `__lt__` is not asked.
+#[allow(clippy::cast_precision_loss)] // exact below 2^53, > 2^53 − 1 above
+fn int_as_f64(i: &Bound<'_, PyInt>) -> PyResult<f64> {
     if let Ok(n) = i.extract::<u64>() {
-        #[allow(clippy::cast_precision_loss)] // exact below 2^53, > 2^53 − 1 above
-        return n as f64;
+        return Ok(n as f64);
     }
-    match i.extract::<f64>() {
-        Ok(x) => x,
-        Err(_) if i.lt(0).unwrap_or(false) => f64::NEG_INFINITY,
-        Err(_) => f64::INFINITY,
+    let int = i.py().get_type::<PyInt>();
+    match int.call_method1("__float__", (i,)) {
+        Ok(x) => x.extract::<f64>(),
+        Err(e) if e.is_instance_of::<PyOverflowError>(i.py()) => {
+            if int.call_method1("__lt__", (i, 0))?.is_truthy()? {
+                Ok(f64::NEG_INFINITY)
+            } else {
+                Ok(f64::INFINITY)
+            }
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -71,7 +95,7 @@ pub(crate) fn text(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<String> {
     let Ok(s) = obj.cast::<PyString>() else {
         return Err(bad_argument(
             field,
-            format!("expected a string, found {}", describe(obj)),
+            format!("expected a string, found {}", describe(obj)?),
         ))
         .py(py);
     };
@@ -128,12 +152,12 @@ fn unit(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
             return Ok(f.value());
         }
         if let Ok(i) = obj.cast::<PyInt>() {
-            return Ok(int_as_f64(i));
+            return int_as_f64(i);
         }
     }
     Err(bad_argument(
         "u",
-        format!("expected a float in [0, 1), found {}", describe(obj)),
+        format!("expected a float in [0, 1), found {}", describe(obj)?),
     ))
     .py(obj.py())
 }
@@ -148,7 +172,10 @@ fn seed_of(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
     }
     Err(bad_argument(
         "seed",
-        format!("expected an integer in [0, 2**64), found {}", describe(obj)),
+        format!(
+            "expected an integer in [0, 2**64), found {}",
+            describe(obj)?
+        ),
     ))
     .py(obj.py())
 }

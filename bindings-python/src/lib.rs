@@ -23,7 +23,7 @@ fn patterns(obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     } else if let Ok(t) = obj.cast::<PyTuple>() {
         t.iter().collect()
     } else {
-        let found = args::describe(obj);
+        let found = args::describe(obj)?;
         return Err(errors::bad_argument(
             "patterns",
             format!("expected a list of strings, found {found}"),

@@ -118,12 +118,17 @@ impl PyRetryPolicy {
             (Some(o), None) => o.clone(),
             (None, Some(k)) => k.clone().into_any(),
             (None, None) => PyDict::new(py).into_any(),
-            (Some(o), Some(k)) => {
-                let all = PyDict::new(py);
-                all.update(o.cast::<PyMapping>()?)?;
-                all.update(k.as_mapping())?;
-                all.into_any()
-            }
+            (Some(o), Some(k)) => match (args::value(o)?, o.cast::<PyMapping>()) {
+                (Ok(Value::Object(_)), Ok(m)) => {
+                    let all = PyDict::new(py);
+                    all.update(m)?;
+                    all.update(k.as_mapping())?;
+                    all.into_any()
+                }
+                // Not an object, or a fault in it (a repeated key, which a
+                // dict's update would hide): reported as if it came alone.
+                _ => o.clone(),
+            },
         };
         // The options as a preset document, for the core's generic reader:
         // a fault it finds there has its path (`preset.backoff`).
