@@ -203,7 +203,8 @@ class Processor:
     async def _record(self, job: Any, attempt: int, failure: Failure) -> Any:
         client, key = _job_hash(job)
         policy = self.policy_for(job)
-        state = await client.hget(key, STATE_KEY)
+        # The first attempt has no state to read (one round trip fewer).
+        state = None if attempt == 1 else await client.hget(key, STATE_KEY)
         decision, new_state = record_failure(policy, _text(state), attempt, failure, key=str(job.id))
         await client.hset(key, STATE_KEY, new_state.to_json())
         job._ojs_retry_state = new_state

@@ -145,14 +145,17 @@ class Handler:
         policy: PolicyLayer | RetryPolicy | None = None,
         listeners: Iterable[Listener] = (),
         timeout_ms: int | None = None,
+        track_redeliveries: bool = True,
     ) -> None:
         self.handler = handler
+        self.track_redeliveries = track_redeliveries
         self.queue = queue
         self.redis = redis
         self.defaults = policy
         self.listeners = tuple(listeners)
         self.timeout_ms = timeout_ms
         self._policies: dict[str | None, RetryPolicy] = {}
+        self._pending: set[asyncio.Future[Any]] = set()
         resolve_policy(policy)  # a bad default fails here, not at the first failure
 
     def policy_for(self, text: str | None) -> RetryPolicy:
@@ -169,11 +172,11 @@ class Handler:
         if meta.get("dead") is not None:
             raise chasquimq.UnrecoverableError(f"ojs-retry: dead_letter ({meta['dead']['decision']['reason']})")
         attempt = int(meta.get("attempts") or 0) + job.attempt + 1
-        mark = f"{{chasqui:{self.queue.name}}}:ojs:run:{job.id}"
-        if not await self.redis.set(mark, attempt, nx=True, px=_MARK_TTL_MS):
+        mark = f"{{chasqui:{self.queue.name}}}:ojs:run:{job.id}" if self.track_redeliveries else None
+        if mark is not None and not await self.redis.set(mark, attempt, nx=True, px=_MARK_TTL_MS):
             lost = Failure(REDELIVERED_TYPE, None, True, "the job was redelivered (its worker was lost)")
             await self._carry_out(job, meta, data, attempt, lost)
-            await self.redis.delete(mark)
+            self._unmark(mark)
             return None
         try:
             inner = chasquimq.Job(id=meta["id"], name=job.name, data=data, attempt=attempt - 1,
@@ -183,11 +186,22 @@ class Handler:
         except Exception as exc:
             await self._carry_out(job, meta, data, attempt, _failure_of(exc, chasquimq))
             result = None
-        await self.redis.delete(mark)
+        self._unmark(mark)
         return result
+
+    def _unmark(self, mark: str | None) -> None:
+        if mark is None:
+            return
+        # Off the job's path: the delivery is acknowledged whether or not the
+        # mark is gone yet, and its id is never delivered again.
+        task = asyncio.ensure_future(self.redis.delete(mark))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
 
     async def close(self) -> None:
         """Closes the re-publishing queue and the Redis client."""
+        if self._pending:
+            await asyncio.gather(*self._pending)
         await self.queue.close()
         await self.redis.aclose()
 
@@ -239,6 +253,7 @@ def worker(
     policy: PolicyLayer | RetryPolicy | None = None,
     listeners: Iterable[Listener] = (),
     timeout_ms: int | None = None,
+    track_redeliveries: bool = True,
     **worker_kwargs: Any,
 ) -> Any:
     """A ``chasquimq.Worker`` running ``handler`` under :class:`Handler`.
@@ -257,6 +272,7 @@ def worker(
         policy=policy,
         listeners=listeners,
         timeout_ms=timeout_ms,
+        track_redeliveries=track_redeliveries,
     )
     made = chasquimq.Worker(queue_name, wrapped, redis_url=redis_url, **worker_kwargs)
     made.ojs_handler = wrapped

@@ -45,6 +45,7 @@ class Handler:
     defaults: PolicyLayer | RetryPolicy | None
     listeners: tuple[Listener, ...]
     timeout_ms: int | None
+    track_redeliveries: bool
     def __init__(
         self,
         handler: UserHandler,
@@ -54,6 +55,7 @@ class Handler:
         policy: PolicyLayer | RetryPolicy | None = None,
         listeners: Iterable[Listener] = (),
         timeout_ms: int | None = None,
+        track_redeliveries: bool = True,
     ) -> None: ...
     def policy_for(self, text: str | None) -> RetryPolicy: ...
     async def __call__(self, job: Any) -> Any: ...
@@ -67,5 +69,6 @@ def worker(
     policy: PolicyLayer | RetryPolicy | None = None,
     listeners: Iterable[Listener] = (),
     timeout_ms: int | None = None,
+    track_redeliveries: bool = True,
     **worker_kwargs: Any,
 ) -> Any: ...
