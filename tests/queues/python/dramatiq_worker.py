@@ -18,6 +18,8 @@ from dramatiq import Worker
 def main() -> None:
     broker = dramatiq_app.broker
     dramatiq_app.declare(sys.argv[1])
+    # What the dramatiq CLI does in each process: TimeLimit starts its timer here.
+    broker.emit_after("process_boot")
     worker = Worker(broker, worker_threads=1, worker_timeout=100)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -12,6 +12,7 @@ queue honoured the delay; not a measure of the engine's speed).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -46,7 +47,11 @@ def timelines(redis_url: str, redis86_url: str) -> dict[str, Any]:
         if not Path(cmd[1]).exists():
             out[queue] = RuntimeError(f"{queue}: runner {cmd[1]} is missing")
             continue
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=tc.child_env({}))
+        env = tc.child_env({})
+        if queue == "chasquimq":
+            # ChasquiMQ's packages live in a site of their own (it needs redis-py < 7).
+            env["PYTHONPATH"] = os.pathsep.join([os.environ.get("OJS_CHASQUIMQ_SITE", ""), str(tc.HERE)])
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
         if proc.returncode != 0:
             out[queue] = RuntimeError(f"{queue}: {' '.join(cmd)} exited {proc.returncode}\n{proc.stderr[-4000:]}")
             continue

@@ -56,7 +56,11 @@ def load_scenario(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
 
 
 def outcome_for(job: Mapping[str, Any], attempt: int) -> Mapping[str, Any] | None:
-    """The failure the handler raises on ``attempt`` (None: it succeeds)."""
+    """The failure the handler raises on ``attempt`` (None: it succeeds).
+
+    Besides ``{"type", "code"}``: ``{"timeout": true}`` sleeps until the
+    queue's time limit interrupts it; ``{"kill": true}`` SIGKILLs the process
+    running the handler."""
     if job["outcomes"] == "always":
         always: Mapping[str, Any] = job["always"]
         return always
@@ -76,7 +80,10 @@ def expected_timelines(scenario: Mapping[str, Any]) -> dict[str, list[dict[str, 
             if outcome is None:
                 rows.append({"attempt": attempt, "action": "succeeded", "reason": None, "delay_ms": None})
                 break
-            d = policy.decide(attempt, type=outcome["type"], code=outcome.get("code"), key=job["id"])
+            if outcome.get("timeout") or outcome.get("kill"):
+                d = policy.decide(attempt, timed_out=True, key=job["id"])
+            else:
+                d = policy.decide(attempt, type=outcome["type"], code=outcome.get("code"), key=job["id"])
             rows.append({"attempt": attempt, "action": d.action, "reason": d.reason, "delay_ms": d.delay_ms})
             if d.action != "retry":
                 break
@@ -135,6 +142,10 @@ class Recorder:
              "delay_ms": d.delay_ms, "at_ms": event.at_ms, "timed_out": event.failure.timed_out},
         )
 
+    def starts(self, job_id: str) -> int:
+        """How many times the handler started for the job."""
+        return int(self.client.get(self.key(job_id) + ":starts") or 0)
+
     def events(self, job_id: str) -> list[dict[str, Any]]:
         return [json.loads(raw) for raw in self.client.lrange(self.key(job_id), 0, -1)]
 
@@ -148,7 +159,8 @@ class Recorder:
                 continue
             row = {"attempt": ev["attempt"], "action": "succeeded", "reason": None, "delay_ms": None}
             if ev["kind"] == "decision":
-                row.update(action=ev["action"], reason=ev["reason"], delay_ms=ev["delay_ms"])
+                row.update(action=ev["action"], reason=ev["reason"], delay_ms=ev["delay_ms"],
+                           timed_out=ev["timed_out"])
             row["started_at_ms"] = starts.get(ev["attempt"])
             row["failed_at_ms"] = ev["at_ms"] if ev["kind"] == "decision" else None
             rows.append(row)
@@ -176,6 +188,11 @@ def handle(job_id: str) -> str:
     job = next(j for j in scenario["jobs"] if j["id"] == job_id)
     attempt = rec.start(job_id)
     outcome = outcome_for(job, attempt)
+    if outcome is not None and outcome.get("kill"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    if outcome is not None and outcome.get("timeout"):
+        for _ in range(600):  # short sleeps: Dramatiq's time limit interrupts between bytecodes
+            time.sleep(0.05)
     if outcome is not None:
         raise JobError(outcome["type"], code=outcome.get("code"), message=f"attempt {attempt}")
     rec.succeeded(job_id, attempt)

@@ -1,0 +1,186 @@
+"""Celery, RQ and Dramatiq end to end: real worker processes (two per queue)
+on the real Redis, the scripted handler of timeline_common, and the engine's
+decisions as the expected outcome (``expected_timelines``), never the
+integration's own output.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+import redis
+
+import timeline_celery
+import timeline_common as tc
+import timeline_dramatiq
+import timeline_rq
+from ojs_retry import PolicyError
+from ojs_retry.integrations import HISTORY_LIMIT
+
+QUEUES = ["celery", "rq", "dramatiq"]
+POLICY = {
+    "max_attempts": 3,
+    "initial_interval": "PT0.1S",
+    "max_interval": "PT0.5S",
+    "non_retryable_errors": ["validation.*"],
+    "on_exhaustion": "dead_letter",
+}
+
+
+def _run(queue: str, redis_url: str, scenario: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    runner = {"celery": timeline_celery, "rq": timeline_rq, "dramatiq": timeline_dramatiq}[queue]
+    return runner.run(redis_url, scenario, 2, **kw)
+
+
+def _ids(queue: str, *names: str) -> dict[str, str]:
+    tag = uuid.uuid4().hex[:6]
+    return {n: f"{queue}-{n}-{tag}" for n in names}
+
+
+def _dead_letters(queue: str, redis_url: str, doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The dead place of the queue, read with the queue's own layout: job id -> record."""
+    client = redis.Redis.from_url(redis_url)
+    name = doc["redis_queue"]
+    if queue == "celery":
+        records = [json.loads(raw) for raw in client.lrange(f"{name}:dead", 0, -1)]
+        return {r["job_id"]: r for r in records}
+    if queue == "rq":
+        from rq import Queue
+        from rq.job import Job
+        from rq.registry import FailedJobRegistry
+
+        registry = FailedJobRegistry(queue=Queue(name, connection=client))
+        jobs = [Job.fetch(j, connection=client) for j in registry.get_job_ids()]
+        return {j.id: j.meta["ojs_dead_letter"] for j in jobs}
+    from dramatiq.message import Message
+
+    raw = client.hgetall(f"dramatiq:{name}.XQ.msgs")
+    messages = [Message.decode(v) for v in raw.values()]
+    return {m.message_id: m.options["ojs_dead_letter"] for m in messages}
+
+
+def _assert_timelines(doc: dict[str, Any], scenario: dict[str, Any], redis_url: str) -> None:
+    keep = ("attempt", "action", "reason", "delay_ms")
+    got = {j: [{k: r[k] for k in keep} for r in rows] for j, rows in doc["jobs"].items()}
+    assert got == tc.expected_timelines(scenario)
+    rec = tc.Recorder(redis_url, doc["run"])
+    for job, rows in doc["jobs"].items():
+        # Exactly as many starts as entries: nothing ran past the last decision.
+        assert rec.starts(job) == len(rows), (job, rec.events(job))
+
+
+@pytest.mark.parametrize("queue", QUEUES)
+def test_codes_rules_and_dead_letters(queue: str, redis_url: str) -> None:
+    ids = _ids(queue, "retry", "discard", "dead", "fail", "nonretry", "always")
+    scenario = {"policy": POLICY, "jobs": [
+        {"id": ids["retry"], "outcomes": [{"type": "external.blip", "code": "RETRY"}]},
+        {"id": ids["discard"], "outcomes": [{"type": "external.blip", "code": "DISCARD"}]},
+        {"id": ids["dead"], "outcomes": [{"type": "payment.card_stolen", "code": "DEAD_LETTER"}]},
+        {"id": ids["fail"], "outcomes": [{"type": "external.blip", "code": "FAIL"}]},
+        {"id": ids["nonretry"], "outcomes": [{"type": "validation.bad_input"}]},
+        {"id": ids["always"], "outcomes": "always", "always": {"type": "external.timeout"}},
+    ]}
+    doc = _run(queue, redis_url, scenario)
+    _assert_timelines(doc, scenario, redis_url)
+    dead = _dead_letters(queue, redis_url, doc)
+    assert set(dead) == {ids["dead"], ids["nonretry"], ids["always"]}
+    always = dead[ids["always"]]
+    assert always["decision"]["action"] == "dead_letter" and always["decision"]["reason"] == "exhausted"
+    assert always["retry_state"]["attempt"] == 3
+    assert [e["attempt"] for e in always["retry_state"]["errors"]] == [1, 2, 3]
+    assert {e["type"] for e in always["retry_state"]["errors"]} == {"external.timeout"}
+    assert dead[ids["dead"]]["decision"]["reason"] == "handler_code"
+    assert dead[ids["nonretry"]]["decision"]["matched_pattern"] == "validation.*"
+
+
+@pytest.mark.parametrize("queue", QUEUES)
+def test_dead_letter_keeps_the_newest_errors(queue: str, redis_url: str) -> None:
+    ids = _ids(queue, "long")
+    policy = {"max_attempts": 12, "initial_interval": "PT0.01S", "max_interval": "PT0.02S",
+              "on_exhaustion": "dead_letter"}
+    scenario = {"policy": policy, "jobs": [
+        {"id": ids["long"], "outcomes": "always", "always": {"type": "external.timeout"}}]}
+    doc = _run(queue, redis_url, scenario)
+    _assert_timelines(doc, scenario, redis_url)
+    errors = _dead_letters(queue, redis_url, doc)[ids["long"]]["retry_state"]["errors"]
+    assert [e["attempt"] for e in errors] == list(range(12 - HISTORY_LIMIT + 1, 13))
+
+
+@pytest.mark.parametrize("queue", QUEUES)
+def test_timeout_counts_the_attempt(queue: str, redis_url: str) -> None:
+    ids = _ids(queue, "slow", "always_slow")
+    policy = {**POLICY, "max_attempts": 2}
+    scenario: dict[str, Any] = {"policy": policy, "jobs": [
+        {"id": ids["slow"], "outcomes": [{"timeout": True}]},
+        {"id": ids["always_slow"], "outcomes": "always", "always": {"timeout": True}},
+    ]}
+    if queue == "celery":
+        doc = _run(queue, redis_url, scenario, task="scenario_soft_limit")
+    elif queue == "rq":
+        doc = _run(queue, redis_url, {**scenario, "job_timeout_s": 1})
+    else:
+        doc = _run(queue, redis_url, scenario, extra_env={"OJS_DRAMATIQ_TIME_LIMIT_MS": "500"})
+    _assert_timelines(doc, scenario, redis_url)
+    failed = [r for rows in doc["jobs"].values() for r in rows if r["action"] != "succeeded"]
+    assert failed and all(r["timed_out"] for r in failed)
+    assert set(_dead_letters(queue, redis_url, doc)) == {ids["always_slow"]}
+
+
+def test_rq_killed_work_horse_counts_the_attempt(redis_url: str) -> None:
+    ids = _ids("rq", "killed", "always_killed")
+    scenario = {"policy": {**POLICY, "max_attempts": 2}, "jobs": [
+        {"id": ids["killed"], "outcomes": [{"kill": True}]},
+        {"id": ids["always_killed"], "outcomes": "always", "always": {"kill": True}},
+    ]}
+    doc = _run("rq", redis_url, scenario)
+    _assert_timelines(doc, scenario, redis_url)
+    assert set(_dead_letters("rq", redis_url, doc)) == {ids["always_killed"]}
+
+
+BAD = {"max_attempts": -1}
+
+
+def _assert_refused(call: Any) -> None:
+    with pytest.raises(PolicyError) as info:
+        call()
+    assert info.value.code == "validation.retry_policy_invalid"
+    assert info.value.field == "max_attempts"
+
+
+def test_celery_refuses_a_bad_policy_before_redis(redis_url: str) -> None:
+    import celery_app
+
+    queue = f"ojs-refuse-{uuid.uuid4().hex[:6]}"
+    celery_app.app.conf.broker_url = redis_url
+    _assert_refused(lambda: celery_app.scenario.apply_async(("x",), queue=queue, ojs_policy=BAD))
+    assert redis.Redis.from_url(redis_url).llen(queue) == 0
+
+
+def test_rq_refuses_a_bad_policy_before_redis(redis_url: str) -> None:
+    from rq import Queue
+
+    from ojs_retry.integrations.rq import OjsRetry
+
+    client = redis.Redis.from_url(redis_url)
+    queue = Queue(f"ojs-refuse-{uuid.uuid4().hex[:6]}", connection=client)
+    job_id = f"refused-{uuid.uuid4().hex[:6]}"
+    _assert_refused(lambda: OjsRetry().enqueue(queue, tc.handle, "x", job_id=job_id, ojs_policy=BAD))
+    assert len(queue) == 0 and not client.exists(f"rq:job:{job_id}")
+
+
+def test_dramatiq_refuses_a_bad_policy_before_redis(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(tc.ENV_REDIS, redis_url)
+    import dramatiq_app
+
+    from ojs_retry.integrations.dramatiq import PolicyRefused, send
+
+    name = f"ojs-refuse-{uuid.uuid4().hex[:6]}"
+    actor = dramatiq_app.declare(name)
+    _assert_refused(lambda: send(actor, "x", ojs_policy=BAD))
+    with pytest.raises(PolicyRefused) as info:
+        actor.send_with_options(args=("x",), ojs_retry_policy=BAD)
+    assert info.value.code == "validation.retry_policy_invalid"
+    assert redis.Redis.from_url(redis_url).llen(f"dramatiq:{name}") == 0
