@@ -5,6 +5,9 @@ from .. import PolicyError, PolicyLayer, RetryPolicy
 from ._core import JobError as JobError
 from ._core import Listener
 
+# dramatiq is an optional extra: without it Middleware is Any here.
+from dramatiq.middleware import Middleware  # type: ignore[import-not-found, unused-ignore]
+
 __all__ = [
     "DEAD_LETTER_OPTION",
     "JobError",
@@ -32,7 +35,7 @@ def send(
     **kwargs: Any,
 ) -> Any: ...
 
-class OjsRetries:
+class OjsRetries(Middleware):  # type: ignore[misc, unused-ignore]
     """A ``dramatiq.Middleware`` at run time."""
 
     policy: PolicyLayer | RetryPolicy | None
