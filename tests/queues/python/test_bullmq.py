@@ -179,6 +179,17 @@ def test_each_handler_code(code: str) -> None:
     asyncio.run(main())
 
 
+def test_a_job_added_by_plain_queue_add_runs_on_the_worker_defaults() -> None:
+    async def main() -> None:
+        async with Run(POLICY, always(JobError("external.timeout"))) as run:
+            await run.queue.add("j", None, {"jobId": "bj-plain"})  # BullMQ's own attempts: 1
+            assert await run.settle("bj-plain") == "failed"
+            assert [(e.attempt, e.decision.action) for e in run.events] == [
+                (1, "retry"), (2, "retry"), (3, "dead_letter")]
+            assert [r["job_id"] for r in await run.dead()] == ["bj-plain"]
+    asyncio.run(main())
+
+
 def test_a_timed_out_run_counts_as_a_timed_out_attempt() -> None:
     async def handler(job: Any) -> Any:
         if job.attemptsMade == 0:

@@ -217,6 +217,10 @@ class Processor:
         decision = await self._record(job, attempt, failure)
         if decision.action == "retry":
             job._ojs_retry_delay = decision.delay_ms or 0
+            # moveToFailed reads these from this object: a job added without
+            # job_options (plain queue.add) is retried all the same.
+            job.opts["attempts"] = ATTEMPTS
+            job.opts["backoff"] = {"type": BACKOFF_TYPE}
             if isinstance(exc, bullmq.UnrecoverableError):
                 raise RuntimeError(str(exc)) from exc
             raise exc
