@@ -176,6 +176,20 @@ def test_each_handler_code(code: str) -> None:
     asyncio.run(main())
 
 
+def test_a_job_added_by_plain_queue_add_runs_on_the_worker_defaults() -> None:
+    async def main() -> None:
+        async with Run(POLICY, always(JobError("external.timeout"))) as run:
+            job = await run.queue.add("j", {"plain": True})  # no envelope, a ChasquiMQ-minted id
+            await run.settle(job.id)
+            policy = RetryPolicy(POLICY)
+            assert [(e.job_id, e.attempt, e.decision.action, e.decision.delay_ms) for e in run.events] == [
+                (job.id, n, d.action, d.delay_ms) for n in (1, 2, 3)
+                for d in [policy.decide(n, type="external.timeout", key=job.id)]]
+            [record] = await ojs_chasqui.dead_letters(run.queue)
+            assert record["job"]["data"] == {"plain": True}
+    asyncio.run(main())
+
+
 def test_a_timed_out_run_counts_as_a_timed_out_attempt() -> None:
     async def handler(job: Any) -> Any:
         if job.attempt == 0:
