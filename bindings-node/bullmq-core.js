@@ -148,12 +148,26 @@ function layerText(layer) {
  * integration's: the engine decides both. Also fit for `defaultJobOptions`.
  */
 function jobOptions(opts, { policy, defaults } = {}) {
-  resolvePolicy(defaults, policy)
+  const text = policy === undefined || policy === null ? undefined : layerText(policy)
+  validate(defaults === undefined || defaults === null ? undefined : layerText(defaults), text)
   const out = { ...(opts || {}) }
-  if (policy !== undefined && policy !== null) out[POLICY_KEY] = layerText(policy)
+  if (text !== undefined) out[POLICY_KEY] = text
   out.attempts = ATTEMPTS
   out.backoff = { type: BACKOFF_TYPE }
   return out
+}
+
+// Layer texts the engine accepted (defaults and job layer together): jobs of
+// one kind carry one layer, so each pair is merged once, not once per job.
+// The engine reads JSON text faster than an object, and the job carries the
+// text anyway.
+const accepted = new Set()
+function validate(defaultsText, text) {
+  const key = `${defaultsText === undefined ? '' : defaultsText}\u0000${text === undefined ? '' : text}`
+  if (accepted.has(key)) return
+  resolvePolicy(defaultsText, text)
+  if (accepted.size >= POLICY_CACHE_SIZE) accepted.delete(accepted.values().next().value)
+  accepted.add(key)
 }
 
 /** `queue.add(name, data, jobOptions(opts, { policy, defaults }))`. */

@@ -1,0 +1,123 @@
+#!/usr/bin/env node
+// BullMQ for Node: the engine's retry path against BullMQ's own, same Redis,
+// same run. Information only: nothing asserts these figures.
+//
+//   node bench/queues/bullmq_node.mjs --redis URL [--jobs N] [--rounds R]
+//
+// Uses the packages tests/queues/node installs (npm ci there, or run.sh):
+// the pinned bullmq and ojs-retry as a user gets it. Prints one JSON document:
+//
+// * retry_path: jobs per second for N jobs that each fail once and then
+//   succeed (a 1 ms retry delay both ways, so the queue's own retry mechanics
+//   are what is timed), one in-process worker (concurrency 50), natively
+//   (`attempts: 2`, `backoff: 1`) and on the engine (max_attempts 2, constant
+//   1 ms, through ojs-retry/bullmq: the decision, the job's §10 state written
+//   to its hash, the backoff hook); rounds alternate, the ratio is engine /
+//   native of the medians.
+// * enqueue: per call, `queue.add` alone, `jobOptions` (the enqueue-time
+//   validation, RET-16) alone, `addJob` (validation + add), and the ratios.
+import { createRequire } from 'node:module'
+import { randomUUID } from 'node:crypto'
+import { parseArgs } from 'node:util'
+
+const require = createRequire(new URL('../../tests/queues/node/package.json', import.meta.url))
+const { Queue, Worker } = require('bullmq')
+const { backend } = require('ojs-retry')
+const { addJob, createWorker, jobOptions } = require('ojs-retry/bullmq')
+
+const POLICY = { max_attempts: 2, initial_interval: 'PT0.001S', backoff_strategy: 'none', jitter: false }
+const LAYER = { max_attempts: 5, initial_interval: 'PT1S', non_retryable_errors: ['validation.*'] }
+
+function connectionOf(url) {
+  const u = new URL(url)
+  return { host: u.hostname, port: Number(u.port || 6379), maxRetriesPerRequest: null }
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+async function retryRound(connection, jobs, engine) {
+  const name = `bench-bmq-${randomUUID().slice(0, 8)}`
+  const queue = new Queue(name, { connection })
+  let finished = 0
+  let done
+  const all = new Promise((r) => (done = r))
+  const handler = async (job) => {
+    if (job.attemptsMade === 0) throw new Error('once')
+    if (++finished === jobs) done()
+    return 1
+  }
+  const opts = { connection, concurrency: 50 }
+  const worker = engine ? createWorker(name, handler, opts, { policy: POLICY }) : new Worker(name, handler, opts)
+  await worker.waitUntilReady()
+  const jobOpts = engine ? jobOptions() : { attempts: 2, backoff: 1 }
+  const start = performance.now()
+  await queue.addBulk(Array.from({ length: jobs }, () => ({ name: 'j', data: null, opts: jobOpts })))
+  await all
+  const elapsed = (performance.now() - start) / 1000
+  await worker.close()
+  await queue.obliterate({ force: true })
+  await queue.close()
+  return jobs / elapsed
+}
+
+async function enqueueCost(connection, calls, rounds) {
+  const name = `bench-bmq-${randomUUID().slice(0, 8)}`
+  const queue = new Queue(name, { connection })
+  await queue.waitUntilReady()
+  const add = []
+  const validate = []
+  const addJobUs = []
+  for (let r = 0; r < rounds; r++) {
+    let t = performance.now()
+    for (let i = 0; i < calls; i++) await queue.add('j', null, { attempts: 5 })
+    add.push(((performance.now() - t) * 1000) / calls)
+    t = performance.now()
+    for (let i = 0; i < calls; i++) jobOptions({ attempts: 5 }, { policy: LAYER })
+    validate.push(((performance.now() - t) * 1000) / calls)
+    t = performance.now()
+    for (let i = 0; i < calls; i++) await addJob(queue, 'j', null, { attempts: 5 }, { policy: LAYER })
+    addJobUs.push(((performance.now() - t) * 1000) / calls)
+  }
+  await queue.obliterate({ force: true })
+  await queue.close()
+  const a = median(add)
+  return {
+    add_us: a,
+    validate_us: median(validate),
+    add_job_us: median(addJobUs),
+    validate_over_add: median(validate) / a,
+    add_job_over_add: median(addJobUs) / a,
+  }
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: { redis: { type: 'string' }, jobs: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '3' } },
+  })
+  if (!values.redis) {
+    console.error('usage: bullmq_node.mjs --redis URL [--jobs N] [--rounds R]')
+    process.exit(2)
+  }
+  const connection = connectionOf(values.redis)
+  const jobs = Number(values.jobs)
+  const rounds = Number(values.rounds)
+  const native = []
+  const engine = []
+  for (let r = 0; r < rounds; r++) {
+    native.push(await retryRound(connection, jobs, false))
+    engine.push(await retryRound(connection, jobs, true))
+  }
+  const doc = {
+    queue: 'bullmq-node',
+    backend,
+    bullmq: require('bullmq/package.json').version,
+    retry_path: { jobs, native_jobs_per_s: native, engine_jobs_per_s: engine, ratio: median(engine) / median(native) },
+    enqueue: await enqueueCost(connection, jobs, rounds),
+  }
+  console.log(JSON.stringify(doc, null, 1))
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})
