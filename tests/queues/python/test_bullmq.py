@@ -14,7 +14,6 @@ machine. Gaps are checked as the queue honouring the delay, never as speed.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 import sys

@@ -33,8 +33,7 @@ counted as type ``chasquimq.redelivered`` with ``timed_out`` (spec §9.2).
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from .. import PolicyLayer, RetryPolicy
