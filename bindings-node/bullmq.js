@@ -202,12 +202,10 @@ class Processor {
     if (decision.action !== 'retry') return this.terminal(job, failure, decision, state, stalls)
     await writeState(job.queue, job.id, state.toString(), stalls, null)
     this.notify(job, failure, decision, state)
-    if (!bullmqWillRetry(job)) {
-      throw new (core.bullmq().UnrecoverableError)(
-        `ojs-retry: the engine decided a retry, but job ${job.id} was added without ojs-retry's job options ` +
-          `(backoff type "${BACKOFF_TYPE}", attempts ${ATTEMPTS}): add it with addJob() / jobOptions()`,
-      )
-    }
+    // moveToFailed reads these from this very object: a job added without
+    // jobOptions (a plain queue.add) is retried as the engine decided too.
+    job.opts.attempts = ATTEMPTS
+    job.opts.backoff = { type: BACKOFF_TYPE }
     this.pending.set(job, decision.delayMs || 0)
     throw retryable(err)
   }
@@ -237,12 +235,6 @@ class Processor {
     const event = { queue: job.queue.name, jobId: String(job.id), attempt: failure.attempt, failure, decision, atMs }
     for (const listener of this.listeners) listener(event)
   }
-}
-
-/** Whether BullMQ's `moveToFailed` will ask the backoff hook (`Job#shouldRetryJob`). */
-function bullmqWillRetry(job) {
-  const opts = job.opts || {}
-  return Boolean(opts.backoff && opts.backoff.type === BACKOFF_TYPE) && job.attemptsMade + 1 < (opts.attempts || 1)
 }
 
 /**

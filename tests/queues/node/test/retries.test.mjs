@@ -169,13 +169,16 @@ describe('retries', () => {
     assert.deepEqual([d.attempt, d.action, d.timedOut, d.type], [1, 'retry', true, 'TimeoutError'])
   })
 
-  test("a job added without ojs-retry's options fails loudly instead of losing its retry", async () => {
-    const q = await queueWith('plain', { policy: { initial_interval: 'PT0.05S' } })
+  test('a job added by a plain queue.add is retried as the engine decides', async () => {
+    const policy = { max_attempts: 3, initial_interval: 'PT0.05S', on_exhaustion: 'dead_letter' }
+    const q = await queueWith('plain', { policy })
     await q.queue.add('job', { outcomes: [{ type: 'external.timeout' }] }, { jobId: 'p-1' })
-    const failed = new Promise((resolve) => q.worker.on('failed', (job, err) => job.id === 'p-1' && resolve(err)))
-    const err = await failed
-    assert.match(err.message, /without ojs-retry's job options/)
-    assert.equal(await (await q.queue.getJob('p-1')).getState(), 'failed')
+    await q.queue.add('job', { outcomes: 'always', always: { type: 'external.down' } }, { jobId: 'p-2' })
+    const [ok, dead] = await Promise.all([terminal(q, 'p-1'), terminal(q, 'p-2')])
+    assert.deepEqual([ok.ev, ok.attempt], ['succeeded', 2])
+    assert.deepEqual([dead.attempt, dead.action, dead.reason], [3, 'dead_letter', 'exhausted'])
+    assertGapsHonoured(q.events, 'p-1')
+    assertGapsHonoured(q.events, 'p-2')
   })
 })
 
