@@ -1,13 +1,13 @@
-//! Arguments in, results out, each through napi-rs's own conversion:
-//! numbers as `f64` and strings as UTF-16 (napi-rs argument types), objects
-//! through napi-rs's serde support into the core's [`Value`], results from
-//! the core's `Serialize` types into a `serde_json::Value`.
+//! Arguments in, results out: numbers as `f64` and strings as UTF-16
+//! (napi-rs argument types), objects through the core's host-value walk
+//! ([`crate::host`]), results from the core's `Serialize` types into a
+//! `serde_json::Value`.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use napi::bindgen_prelude::{Either, Env, JsValue, Unknown, Utf16String};
-use napi::{De, ValueType};
-use ojs_retry::{CallOptions, Case, Error as CoreError, ErrorCode, Value};
+use napi::ValueType;
+use napi::bindgen_prelude::{Either, Env, Unknown, Utf16String};
+use ojs_retry::{CallOptions, Case, ErrorCode};
 use serde::Serialize;
 
 use crate::error::{OrThrow, argument_error, document_error, js_error};
@@ -88,23 +88,7 @@ pub(crate) fn json_text(env: &Env, code: ErrorCode, units: &Utf16String) -> napi
         .map_err(|_| js_error(env, &document_error(code, LONE_SURROGATE.to_owned())))
 }
 
-/// A JS value as a document tree for a reader whose faults have `code`.
-/// An object is read by the core ([`Value::read`]) from napi-rs's serde
-/// deserializer, so that a part it cannot read (nested too deep, a
-/// function) is a fault at its path; any other value through
-/// `Env::from_js_value`.
-pub(crate) fn document(env: &Env, v: Unknown<'_>, code: ErrorCode) -> napi::Result<Value> {
-    let read = match v.get_type()? {
-        ValueType::Object | ValueType::Function => {
-            Value::read(&mut De::new(&v.coerce_to_object()?))
-                .map_err(|f| CoreError::from_fault(code, f))
-        }
-        _ => env
-            .from_js_value::<Value, _>(v)
-            .map_err(|e| document_error(code, e.reason.clone())),
-    };
-    read.or_throw(env)
-}
+pub(crate) use crate::host::document;
 
 /// An option bag `{ u?, seed?, key?, now?, historyLimit? }` (absent: none),
 /// read by the core.

@@ -10,29 +10,27 @@
 
 mod convert;
 mod error;
+mod host;
 mod policy;
 mod state;
 
-use napi::bindgen_prelude::{Either, Env, Unknown};
+use napi::bindgen_prelude::{Env, Unknown};
 use napi_derive::napi;
+use ojs_retry::ErrorCode;
 
-use crate::convert::{NumberArg, StringArg, num, options, string, uint, wrong_type};
+use crate::convert::{NumberArg, StringArg, num, options, string, uint};
 use crate::error::OrThrow;
 
 pub use crate::policy::RetryPolicy;
 pub use crate::state::{Reservation, RetryState};
 
-/// A list of patterns argument: an array of strings.
-type PatternsArg<'a> = Either<Vec<StringArg<'a>>, Unknown<'a>>;
+/// A list of patterns argument: an array of strings, read as a document
+/// (its length checked before any element is read).
+type PatternsArg<'a> = Unknown<'a>;
 
 fn patterns(env: &Env, arg: PatternsArg<'_>) -> napi::Result<Vec<String>> {
-    match arg {
-        Either::A(items) => items
-            .into_iter()
-            .map(|p| string(env, "patterns", p))
-            .collect(),
-        Either::B(other) => Err(wrong_type(env, "patterns", "an array of strings", &other)),
-    }
+    let doc = convert::document(env, arg, ErrorCode::InvalidArgument)?;
+    ojs_retry::matching::patterns_from_value(&doc).or_throw(env)
 }
 
 /// Whether `errorType` matches any of `patterns` (exact, or a `prefix.*`

@@ -2,8 +2,8 @@
 
 use std::borrow::Cow;
 
+use napi::ValueType;
 use napi::bindgen_prelude::{Either, Env, Float64ArraySlice, JsObjectValue, JsValue, Unknown};
-use napi::{De, ValueType};
 use napi_derive::napi;
 use ojs_retry::{Case, ErrorCode, Failure, Layer, Map, Value};
 
@@ -19,10 +19,10 @@ pub struct RetryPolicy {
     pub(crate) inner: ojs_retry::RetryPolicy,
 }
 
-/// One layer of a policy: JSON text, or a document object (read by the
-/// core from napi-rs's serde deserializer, so that a field it cannot read —
-/// nested too deep, a function — is a fault of that field), or any other
-/// value (which the core reports as not an object).
+/// One layer of a policy: JSON text, or any other value read by the core's
+/// host walk (a field it cannot read is a fault of that field, reported
+/// with the other layers' faults; a value that is not an object is
+/// reported by the core as such).
 fn layer(env: &Env, v: StringArg<'_>) -> napi::Result<Layer<'static>> {
     Ok(match v {
         Either::A(text) => Layer::Json(Cow::Owned(json_text(
@@ -30,10 +30,10 @@ fn layer(env: &Env, v: StringArg<'_>) -> napi::Result<Layer<'static>> {
             ErrorCode::RetryPolicyInvalid,
             &text,
         )?)),
-        Either::B(v) if v.get_type()? == ValueType::Object => {
-            Layer::read(&mut De::new(&v.coerce_to_object()?))
-        }
-        Either::B(v) => Layer::Value(document(env, v, ErrorCode::RetryPolicyInvalid)?),
+        Either::B(v) => match crate::host::read(env, v)? {
+            Ok(value) => Layer::Value(value),
+            Err(fault) => Layer::Unreadable(fault),
+        },
     })
 }
 
@@ -75,16 +75,15 @@ impl RetryPolicy {
         factory,
         ts_args_type = "layers: Array<PolicyDocument | PresetDocument | string>"
     )]
-    pub fn merge(env: Env, layers: Either<Vec<StringArg<'_>>, Unknown<'_>>) -> napi::Result<Self> {
-        let layers = match layers {
-            Either::A(items) => items,
-            Either::B(other) => {
-                return Err(wrong_type(&env, "layers", "an array of layers", &other));
-            }
-        };
-        let layers = layers
-            .into_iter()
-            .map(|l| layer(&env, l))
+    pub fn merge(env: Env, layers: Unknown<'_>) -> napi::Result<Self> {
+        if !layers.is_array()? {
+            return Err(wrong_type(&env, "layers", "an array of layers", &layers));
+        }
+        let list = layers.coerce_to_object()?;
+        let len = list.get_array_length()?;
+        ojs_retry::value::limits::check_argument_len("layers", len as usize).or_throw(&env)?;
+        let layers = (0..len)
+            .map(|i| layer(&env, list.get_element::<StringArg>(i)?))
             .collect::<napi::Result<Vec<_>>>()?;
         let inner = ojs_retry::RetryPolicy::from_layers(layers).or_throw(&env)?;
         Ok(Self { inner })

@@ -1,5 +1,5 @@
-//! The boundary: JS values in (through serde-wasm-bindgen into the core's
-//! readers), JS values out (the core's `Serialize` types through
+//! The boundary: JS values in (an inert copy read by the core's host walk
+//! into its readers), JS values out (the core's `Serialize` types through
 //! serde-wasm-bindgen), and the one function that turns a core error into
 //! the JS `Error` the API throws ([`Thrown`]'s `Into<JsValue>`).
 
@@ -88,31 +88,50 @@ extern "C" {
 /// function, symbol or proxy, `RangeError` for a value nested some
 /// thousands of levels deep) is a fault of the whole document with `code`.
 pub fn inert(v: &JsValue, code: ErrorCode) -> JsResult<JsValue> {
-    structured_clone(v).map_err(|thrown| {
-        let what = describe_thrown(&thrown)
-            .ok()
-            .and_then(|s| s.as_string())
-            .unwrap_or_default();
+    structured_clone(v)
+        .map_err(|thrown| Thrown(ojs_retry::Error::from_fault(code, uncloneable(&thrown))))
+}
+
+/// A JS value as a document value tree: an inert copy of it (see
+/// [`inert`]) read by the core's host walk ([`crate::host`]); a value that
+/// cannot be read is a fault at its path with the code of the document
+/// kind.
+pub fn value(v: &JsValue, code: ErrorCode) -> JsResult<Value> {
+    Ok(located(v)?.map_err(|f| ojs_retry::Error::from_fault(code, f))?)
+}
+
+/// [`value`], with a fault left for the caller to report (a policy layer
+/// is reported with the other layers' faults).
+pub fn located(v: &JsValue) -> JsResult<Result<Value, ojs_retry::Fault>> {
+    let copy = match structured_clone(v) {
+        Ok(copy) => copy,
+        Err(thrown) => return Ok(Err(uncloneable(&thrown))),
+    };
+    ojs_retry::value::host::read(&crate::host::Js::new(copy)).map_err(|e| {
         Thrown(ojs_retry::Error::new(
-            code,
+            ErrorCode::InvalidArgument,
             "",
-            format!("the value cannot be read as plain data ({what})"),
+            format!("the value could not be read ({})", describe(&e)),
         ))
     })
 }
 
-/// serde-wasm-bindgen's deserializer over an inert copy of `v` (see
-/// [`inert`]).
-pub fn de(v: &JsValue, code: ErrorCode) -> JsResult<serde_wasm_bindgen::Deserializer> {
-    Ok(serde_wasm_bindgen::Deserializer::from(inert(v, code)?))
+fn describe(thrown: &JsValue) -> String {
+    describe_thrown(thrown)
+        .ok()
+        .and_then(|s| s.as_string())
+        .unwrap_or_default()
 }
 
-/// A JS value as a document value tree, read by the core from
-/// serde-wasm-bindgen (`Value::read`); a value that cannot be read (nested
-/// too deep, a BigInt beyond 64 bits) is a fault at its top-level key, or
-/// of the whole document, with the code of the document kind.
-pub fn value(v: &JsValue, code: ErrorCode) -> JsResult<Value> {
-    Ok(Value::read(de(v, code)?).map_err(|f| ojs_retry::Error::from_fault(code, f))?)
+fn uncloneable(thrown: &JsValue) -> ojs_retry::Fault {
+    ojs_retry::Fault {
+        field: None,
+        path: None,
+        message: format!(
+            "the value cannot be read as plain data ({})",
+            describe(thrown)
+        ),
+    }
 }
 
 /// A string argument. A JS string holding a lone surrogate has no UTF-8
@@ -164,8 +183,8 @@ pub fn options(v: &JsValue) -> JsResult<CallOptions> {
     if v.is_undefined() {
         return Ok(CallOptions::default());
     }
-    Ok(CallOptions::from_deserializer(
-        de(v, ErrorCode::InvalidArgument)?,
+    Ok(CallOptions::from_value(
+        &value(v, ErrorCode::InvalidArgument)?,
         Case::Camel,
     )?)
 }

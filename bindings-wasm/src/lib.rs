@@ -20,11 +20,11 @@
 
 mod convert;
 mod herd;
+mod host;
 mod policy;
 mod state;
 
 use ojs_retry::ErrorCode;
-use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use convert::{JsResult, num};
@@ -34,14 +34,8 @@ pub use state::{Reservation, RetryState};
 /// The arguments of `matches` / `firstMatch`: a string and an array of strings.
 fn match_args(error_type: &JsValue, patterns: &JsValue) -> JsResult<(String, Vec<String>)> {
     let error_type = convert::string(error_type, ErrorCode::InvalidArgument, "error_type")?;
-    let list: js_sys::Array = convert::inert(patterns, ErrorCode::InvalidArgument)?
-        .dyn_into()
-        .map_err(|_| convert::arg_error("patterns", "expected an array of strings"))?;
-    let patterns = list
-        .iter()
-        .enumerate()
-        .map(|(i, p)| convert::string(&p, ErrorCode::InvalidArgument, &format!("patterns[{i}]")))
-        .collect::<JsResult<Vec<_>>>()?;
+    let list = convert::value(patterns, ErrorCode::InvalidArgument)?;
+    let patterns = ojs_retry::matching::patterns_from_value(&list)?;
     Ok((error_type, patterns))
 }
 

@@ -23,16 +23,18 @@ extern "C" {
 #[wasm_bindgen]
 pub struct RetryPolicy(pub(crate) ojs_retry::RetryPolicy);
 
-/// One policy layer (an element of an inert copy, see `convert::inert`):
-/// JSON text, or a document object through serde-wasm-bindgen.
-fn layer(v: JsValue) -> JsResult<Layer<'static>> {
+/// One policy layer: JSON text, or a document read by the core's host
+/// walk. Unreadable values stay layers: the core reports them with the
+/// other layers' faults.
+fn layer(v: &JsValue) -> JsResult<Layer<'static>> {
     if v.is_string() {
-        let text = convert::string(&v, ErrorCode::RetryPolicyInvalid, "")?;
+        let text = convert::string(v, ErrorCode::RetryPolicyInvalid, "")?;
         return Ok(Layer::Json(Cow::Owned(text)));
     }
-    // Unreadable values stay layers: the core reports them with the other
-    // layers' faults.
-    Ok(Layer::read(serde_wasm_bindgen::Deserializer::from(v)))
+    Ok(match convert::located(v)? {
+        Ok(value) => Layer::Value(value),
+        Err(fault) => Layer::Unreadable(fault),
+    })
 }
 
 #[wasm_bindgen]
@@ -51,9 +53,9 @@ impl RetryPolicy {
             let text = convert::string(&policy, ErrorCode::RetryPolicyInvalid, "")?;
             return Ok(Self(ojs_retry::RetryPolicy::from_json(&text)?));
         }
-        Ok(Self(ojs_retry::RetryPolicy::from_deserializer(
-            convert::de(&policy, ErrorCode::RetryPolicyInvalid)?,
-        )?))
+        Ok(Self(ojs_retry::RetryPolicy::from_layers(vec![layer(
+            &policy,
+        )?])?))
     }
 
     /// A policy from JSON text.
@@ -71,15 +73,17 @@ impl RetryPolicy {
         #[wasm_bindgen(unchecked_param_type = "Array<PolicyDocument | PresetDocument | string>")]
         layers: &JsValue,
     ) -> JsResult<RetryPolicy> {
-        let layers: Array = convert::inert(layers, ErrorCode::RetryPolicyInvalid)?
-            .dyn_into()
-            .map_err(|_| {
-                convert::arg_error(
-                    "layers",
-                    "expected an array of policy documents or JSON texts",
-                )
-            })?;
-        let layers = layers.iter().map(layer).collect::<JsResult<Vec<_>>>()?;
+        let layers: &Array = layers.dyn_ref().ok_or_else(|| {
+            convert::arg_error(
+                "layers",
+                "expected an array of policy documents or JSON texts",
+            )
+        })?;
+        ojs_retry::value::limits::check_argument_len("layers", layers.length() as usize)?;
+        let layers = layers
+            .iter()
+            .map(|l| layer(&l))
+            .collect::<JsResult<Vec<_>>>()?;
         Ok(Self(ojs_retry::RetryPolicy::from_layers(layers)?))
     }
 
@@ -256,8 +260,8 @@ impl RetryPolicy {
 /// A failure object `{ attempt?, type?, code?, timedOut?, message?, details? }`,
 /// read by the core; `attempt` may be left out where `default_attempt` is given.
 pub(crate) fn failure_arg(v: &JsValue, default_attempt: Option<u64>) -> JsResult<Failure> {
-    Ok(Failure::from_deserializer(
-        convert::de(v, ErrorCode::InvalidArgument)?,
+    Ok(Failure::from_value(
+        &convert::value(v, ErrorCode::InvalidArgument)?,
         Case::Camel,
         default_attempt,
     )?)

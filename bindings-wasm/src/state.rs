@@ -55,12 +55,10 @@ impl RetryState {
                 &text, limit,
             )?)));
         }
-        Ok(Self(RefCell::new(
-            ojs_retry::RetryState::from_deserializer(
-                convert::de(state, ErrorCode::StateInvalid)?,
-                limit,
-            )?,
-        )))
+        Ok(Self(RefCell::new(ojs_retry::RetryState::from_value(
+            &convert::value(state, ErrorCode::StateInvalid)?,
+            limit,
+        )?)))
     }
 
     /// The attempt that last ran (0 before any).

@@ -179,8 +179,9 @@ impl Error {
     /// a document of a million bad entries gives a message of bounded size.
     pub(crate) fn from_faults(code: ErrorCode, mut faults: Vec<Fault>) -> Option<Self> {
         if faults.len() > MAX_FAULTS {
-            let more = faults.len() - (MAX_FAULTS - 1);
-            faults.truncate(MAX_FAULTS - 1);
+            let kept = MAX_FAULTS.saturating_sub(1);
+            let more = faults.len().saturating_sub(kept);
+            faults.truncate(kept);
             faults.push(Fault::at("", alloc::format!("and {more} more faults")));
         }
         (!faults.is_empty()).then_some(Self { code, faults })

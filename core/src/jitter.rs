@@ -243,7 +243,10 @@ impl JitterSource<'_> {
             Self::Seed(seed) => Ok(Sample::from_u64(splitmix64(seed, retry_number))),
             Self::Key(key) => {
                 crate::value::limits::check_string(key.len()).map_err(|m| Error::arg("key", m))?;
-                Ok(Sample::from_u64(splitmix64(fnv1a64(key.as_bytes()), retry_number)))
+                Ok(Sample::from_u64(splitmix64(
+                    fnv1a64(key.as_bytes()),
+                    retry_number,
+                )))
             }
             #[cfg(feature = "std")]
             Self::Entropy => Ok(Sample::from_u64(rand::RngCore::next_u64(&mut rand::rng()))),

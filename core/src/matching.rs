@@ -41,6 +41,49 @@ fn pattern_matches(error_type: &str, pattern: &str) -> bool {
     }
 }
 
+/// The `patterns` argument of a host's `matches` / `firstMatch`, read from
+/// a document value: an array of strings (the host's walk has already held
+/// it to the [limits](crate::value::limits)).
+///
+/// # Errors
+///
+/// `validation.invalid_argument` at `patterns`, or at `patterns[i]` for an
+/// element that is not a string.
+///
+/// ```
+/// use ojs_retry::{Value, matching::patterns_from_value};
+/// let v = Value::from_json(r#"["auth.*", "x"]"#).unwrap();
+/// assert_eq!(patterns_from_value(&v)?, ["auth.*", "x"]);
+/// let e = patterns_from_value(&Value::from_json(r#"["a", 1]"#).unwrap()).unwrap_err();
+/// assert_eq!(e.path(), Some("patterns[1]"));
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
+pub fn patterns_from_value(
+    value: &crate::Value,
+) -> Result<alloc::vec::Vec<alloc::string::String>, crate::Error> {
+    let arg = |path: &str, found: &crate::Value| {
+        crate::Error::invalid_argument(
+            path,
+            alloc::format!("expected a string, found {}", found.describe()),
+        )
+    };
+    let Some(items) = value.as_array() else {
+        return Err(crate::Error::invalid_argument(
+            "patterns",
+            alloc::format!("expected an array of strings, found {}", value.describe()),
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            p.as_str()
+                .map(alloc::string::String::from)
+                .ok_or_else(|| arg(&alloc::format!("patterns[{i}]"), p))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

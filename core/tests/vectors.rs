@@ -115,7 +115,10 @@ fn expand(v: &Value) -> Value {
                 // them anyway; JS and Python keep the insertion order).
                 let value = expand(&m["value"]);
                 return Value::Object(
-                    (0..u(n)).rev().map(|i| (format!("k{i:07}"), value.clone())).collect(),
+                    (0..u(n))
+                        .rev()
+                        .map(|i| (format!("k{i:07}"), value.clone()))
+                        .collect(),
                 );
             }
             if let Some(parts) = m.get("$concat") {

@@ -58,8 +58,8 @@ pub trait Host: Sized {
     fn element(&self, index: usize) -> Result<Self, Self::Error>;
     /// A plain object's own enumerable string keys, as an array value.
     fn keys(&self) -> Result<Self, Self::Error>;
-    /// A plain object's own property.
-    fn member(&self, key: &str) -> Result<Self, Self::Error>;
+    /// A plain object's own property, by a key [`Host::keys`] gave.
+    fn member(&self, key: &Self) -> Result<Self, Self::Error>;
 }
 
 /// Reads a host value as a document: the value, or the first fault with
@@ -90,7 +90,7 @@ pub trait Host: Sized {
 ///     fn keys(&self) -> Result<J, ()> {
 ///         Ok(J(self.0.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default()))
 ///     }
-///     fn member(&self, k: &str) -> Result<J, ()> { Ok(J(self.0[k].clone())) }
+///     fn member(&self, k: &J) -> Result<J, ()> { Ok(J(self.0[k.0.as_str().unwrap_or("")].clone())) }
 /// }
 /// let v = read(&J(serde_json::json!({"a": [1, "x"]}))).unwrap().unwrap();
 /// assert_eq!(v.to_string(), r#"{"a":[1,"x"]}"#);
@@ -98,7 +98,9 @@ pub trait Host: Sized {
 /// assert!(fault.unwrap().is_ok());
 /// ```
 pub fn read<H: Host>(h: &H) -> Result<Result<Value, Fault>, H::Error> {
-    let walk = Walk { budget: Budget::new() };
+    let walk = Walk {
+        budget: Budget::new(),
+    };
     let mut at = At::default();
     walk.value(h, &mut at, 0)
 }
@@ -156,7 +158,9 @@ impl Walk {
             return Ok(Err(m));
         }
         let Some(text) = h.text()? else {
-            return Ok(Err("expected well-formed text, found a lone UTF-16 surrogate".into()));
+            return Ok(Err(
+                "expected well-formed text, found a lone UTF-16 surrogate".into(),
+            ));
         };
         let fits = limits::check_string(text.len()).and_then(|()| self.budget.take(text.len()));
         Ok(fits.map(|()| text))
@@ -171,7 +175,7 @@ impl Walk {
             let element = h.element(i)?;
             let mark = at.path.len();
             at.path.push_str(&alloc::format!("[{i}]"));
-            let read = self.value(&element, at, depth + 1)?;
+            let read = self.value(&element, at, depth.saturating_add(1))?;
             at.path.truncate(mark);
             match read {
                 Ok(v) => items.push(v),
@@ -201,7 +205,7 @@ impl Walk {
                 // Symbol keys are not data: left out, as JSON leaves them.
                 _ => continue,
             };
-            let member = h.member(&key)?;
+            let member = h.member(&key_value)?;
             if member.kind()? == Kind::Undefined {
                 continue;
             }
@@ -213,7 +217,7 @@ impl Walk {
                 at.path.push('.');
                 at.path.push_str(&key);
             }
-            let read = self.value(&member, at, depth + 1)?;
+            let read = self.value(&member, at, depth.saturating_add(1))?;
             at.field = field;
             at.path.truncate(mark);
             match read {

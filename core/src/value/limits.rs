@@ -92,3 +92,19 @@ pub(crate) fn check_object(len: usize) -> Result<(), alloc::string::String> {
     }
     Ok(())
 }
+
+/// A host's own array argument (a list of layers) held to
+/// [`MAX_ARRAY_LEN`] before its elements are read.
+///
+/// # Errors
+///
+/// `validation.invalid_argument` at `field`.
+///
+/// ```
+/// use ojs_retry::value::limits::{MAX_ARRAY_LEN, check_argument_len};
+/// assert!(check_argument_len("layers", MAX_ARRAY_LEN).is_ok());
+/// assert_eq!(check_argument_len("layers", 1 << 32).unwrap_err().field(), Some("layers"));
+/// ```
+pub fn check_argument_len(field: &str, len: usize) -> Result<(), crate::Error> {
+    check_array(len).map_err(|m| crate::Error::invalid_argument(field, m))
+}

@@ -124,7 +124,7 @@ impl<'de> Visitor<'de> for ValueVisitor<'_> {
         announced(seq.size_hint(), limits::check_array)?;
         let mut items = Vec::new();
         while let Some(item) = seq.next_element_seed(self.inner())? {
-            limits::check_array(items.len() + 1).map_err(de::Error::custom)?;
+            limits::check_array(items.len().saturating_add(1)).map_err(de::Error::custom)?;
             items.push(item);
         }
         Ok(Value::Array(items))
@@ -137,7 +137,7 @@ impl<'de> Visitor<'de> for ValueVisitor<'_> {
             if m.contains_key(&key) {
                 return Err(de::Error::custom(duplicate(&key)));
             }
-            limits::check_object(m.len() + 1).map_err(de::Error::custom)?;
+            limits::check_object(m.len().saturating_add(1)).map_err(de::Error::custom)?;
             let value = map.next_value_seed(self.inner())?;
             m.insert(key, value);
         }
@@ -170,7 +170,10 @@ impl Value {
     /// ```
     pub fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Value, Fault> {
         let budget = Budget::new();
-        match d.deserialize_any(Locate { field: None, budget: &budget }) {
+        match d.deserialize_any(Locate {
+            field: None,
+            budget: &budget,
+        }) {
             Ok(read) => read,
             Err(e) => Err(Fault::at("", alloc::format!("{e}"))),
         }
@@ -239,7 +242,10 @@ impl<'de> Visitor<'de> for Locate<'_, '_> {
         let mut first = None;
         while let Some(key) = map.next_key::<String>()? {
             let read = match self.field {
-                None => map.next_value_seed(Locate { field: Some(&key), budget: self.budget }),
+                None => map.next_value_seed(Locate {
+                    field: Some(&key),
+                    budget: self.budget,
+                }),
                 Some(_) => map.next_value_seed(self.member()).map(Ok),
             };
             if first.is_some() {
@@ -249,7 +255,7 @@ impl<'de> Visitor<'de> for Locate<'_, '_> {
                 None => Fault::at_field(&key, key.clone(), message),
                 Some(name) => Fault::at_field(name, alloc::format!("{name}.{key}"), message),
             };
-            if let Err(message) = limits::check_object(m.len() + 1) {
+            if let Err(message) = limits::check_object(m.len().saturating_add(1)) {
                 first = Some(self.fault(message));
                 continue;
             }
@@ -290,7 +296,7 @@ impl<'de> Visitor<'de> for Locate<'_, '_> {
             match seq.next_element_seed(self.member()) {
                 Ok(None) => return Ok(Ok(Value::Array(items))),
                 Ok(Some(item)) => {
-                    if let Err(m) = limits::check_array(items.len() + 1) {
+                    if let Err(m) = limits::check_array(items.len().saturating_add(1)) {
                         return Ok(Err(self.fault(m)));
                     }
                     items.push(item);
