@@ -82,6 +82,8 @@ TWICE = [
     # (document with a repeated key, reader of a document, its code)
     (Pairs(("max_attempts", 1), ("max_attempts", 2)), o.RetryPolicy, POLICY),
     (Pairs(("jitter", False), ("max_attempts", 5), ("max_attempts", 5)), o.RetryPolicy, POLICY),
+    (Pairs(("max_attempts", 1), ("max_attempts", 2)), lambda d: o.RetryPolicy.merge({"jitter": False}, d), POLICY),
+    ({"non_retryable_errors": ["a"], "x": Pairs(("k", 1), ("k", 2))}, o.RetryPolicy, POLICY),
     (Pairs(("attempt", 1), ("attempt", 2)), o.RetryState.from_json, STATE),
     ({"attempt": 1, "errors": [Pairs(*RECORD.items(), ("type", "x.y"))]}, o.RetryState.from_json, STATE),
     (
