@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod chart;
+mod output;
 mod simulate;
 mod units;
 
@@ -141,6 +142,20 @@ impl JitterArgs {
 enum Failed {
     Engine(Error),
     Other(String),
+    Output(std::io::Error),
+}
+
+impl From<std::io::Error> for Failed {
+    fn from(e: std::io::Error) -> Self {
+        Self::Output(e)
+    }
+}
+
+/// `println!` whose write error is returned (as [`Failed::Output`]).
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        output::line(format_args!($($arg)*))?
+    };
 }
 
 impl From<Error> for Failed {
@@ -179,15 +194,7 @@ fn now_ms() -> u64 {
 
 fn run(cli: Cli) -> Result<(), (Failed, bool)> {
     match cli.command {
-        Command::Validate { files, json } => {
-            let p = load(&files).map_err(|e| (e, json))?;
-            if json {
-                println!("{}", json!({"valid": true, "policy": p}));
-            } else {
-                println!("{}", p.to_json_pretty());
-            }
-            Ok(())
-        }
+        Command::Validate { files, json } => validate(&files, json).map_err(|e| (e, json)),
         Command::Schedule {
             files,
             retries,
@@ -223,6 +230,17 @@ fn run(cli: Cli) -> Result<(), (Failed, bool)> {
     }
 }
 
+/// `validate`: the effective policy, or its JSON.
+fn validate(files: &[String], json: bool) -> Result<(), Failed> {
+    let p = load(files)?;
+    if json {
+        outln!("{}", json!({"valid": true, "policy": p}));
+    } else {
+        outln!("{}", p.to_json_pretty());
+    }
+    Ok(())
+}
+
 /// `schedule`: the table of retries, or its JSON.
 fn schedule(
     files: &[String],
@@ -246,20 +264,22 @@ fn schedule(
         };
         let (scale, lines) = chart::render(&rows, cap, &jitter.describe());
         if json {
-            println!(
+            outln!(
                 "{}",
                 json!({"policy": p, "rows": rows, "chart": {"scale": scale.name(), "lines": lines}})
             );
         } else {
-            lines.iter().for_each(|l| println!("{l}"));
+            for l in &lines {
+                outln!("{l}");
+            }
         }
         return Ok(());
     }
     if json {
-        println!("{}", json!({"policy": p, "rows": rows}));
+        outln!("{}", json!({"policy": p, "rows": rows}));
         return Ok(());
     }
-    println!(
+    outln!(
         "{} strategy, {} retries allowed (max_attempts {}), jitter {}, cap {}; delays drawn from {}",
         p.strategy().as_str(),
         p.max_retries(),
@@ -268,9 +288,15 @@ fn schedule(
         human(p.max_interval_ms()),
         jitter.describe()
     );
-    println!(
+    outln!(
         "{:>7}  {:>5}  {:>12}  {:>12}  {:>25}  {:>12}  {:>14}",
-        "attempt", "retry", "raw", "capped", "jitter range", "delay", "cumulative"
+        "attempt",
+        "retry",
+        "raw",
+        "capped",
+        "jitter range",
+        "delay",
+        "cumulative"
     );
     for r in &rows {
         let range = format!("{} .. {}", human(r.min_ms), human(r.max_ms));
@@ -279,7 +305,7 @@ fn schedule(
         } else {
             human(r.capped_ms)
         };
-        println!(
+        outln!(
             "{:>7}  {:>5}  {:>12}  {:>12}  {:>25}  {:>12}  {:>14}",
             r.attempt,
             r.retry_number,
@@ -291,7 +317,7 @@ fn schedule(
         );
     }
     if count < p.max_retries() {
-        println!(
+        outln!(
             "({} more retries not shown; use --retries)",
             p.max_retries() - count
         );
@@ -311,9 +337,11 @@ fn herd(
     let retries = retries.unwrap_or_else(|| p.max_retries().clamp(1, 100));
     let h = p.herd(jobs, retries, bucket_ms)?;
     if json {
-        println!("{}", json!({"policy": p, "herd": h}));
+        outln!("{}", json!({"policy": p, "herd": h}));
     } else {
-        simulate::render(&h).iter().for_each(|l| println!("{l}"));
+        for l in simulate::render(&h) {
+            outln!("{l}");
+        }
     }
     Ok(())
 }
@@ -338,32 +366,40 @@ fn explain(
     failure.code = code.as_deref().map(HandlerCode::parse).transpose()?;
     let d = p.decide(&failure, now, jitter.source())?;
     if json {
-        println!("{}", json!({"decision": d, "explanation": d.explain()}));
+        outln!("{}", json!({"decision": d, "explanation": d.explain()}));
     } else {
-        println!("{}", d.explain());
+        outln!("{}", d.explain());
     }
     Ok(())
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let json_out = |v: serde_json::Value| output::line(format_args!("{v}"));
+    let ran = run(Cli::parse()).and_then(|()| output::flush().map_err(|e| (e.into(), false)));
+    match ran {
         Ok(()) => ExitCode::SUCCESS,
+        Err((Failed::Output(e), _)) if output::is_closed_pipe(&e) => ExitCode::SUCCESS,
+        Err((Failed::Output(e), _)) => {
+            output::error_line(format_args!("error: cannot write the output: {e}"));
+            ExitCode::from(2)
+        }
         Err((Failed::Engine(e), json)) => {
             if json {
-                println!(
-                    "{}",
-                    json!({"valid": false, "code": e.code().as_str(), "field": e.field(), "path": e.path(), "faults": e.faults()})
+                // The exit code already says it failed; a closed pipe
+                // leaves nothing more to say.
+                let _ = json_out(
+                    json!({"valid": false, "code": e.code().as_str(), "field": e.field(), "path": e.path(), "faults": e.faults()}),
                 );
             } else {
                 for f in e.faults() {
                     let path = f.path.as_deref().unwrap_or("(document)");
-                    eprintln!("error[{}] {path}: {}", e.code(), f.message);
+                    output::error_line(format_args!("error[{}] {path}: {}", e.code(), f.message));
                 }
             }
             ExitCode::from(1)
         }
         Err((Failed::Other(msg), _)) => {
-            eprintln!("error: {msg}");
+            output::error_line(format_args!("error: {msg}"));
             ExitCode::from(2)
         }
     }
