@@ -216,11 +216,14 @@ pub(crate) fn value(obj: &Bound<'_, PyAny>) -> PyResult<Result<Value, PyErr>> {
             // pythonize's own faults become TypeError / ValueError (or a
             // plain Exception for a message from the core's visitor); a
             // lone surrogate is a UnicodeEncodeError (a ValueError), an int
-            // beyond 128 bits an OverflowError.
-            let data_fault = e.is_instance_of::<PyTypeError>(py)
+            // beyond 128 bits an OverflowError. None of them passed through
+            // a Python frame; an exception a mapping's own code raised did,
+            // and has a traceback.
+            let data_fault = (e.is_instance_of::<PyTypeError>(py)
                 || e.is_instance_of::<PyValueError>(py)
                 || e.is_instance_of::<PyOverflowError>(py)
-                || e.get_type(py).is(py.get_type::<PyException>());
+                || e.get_type(py).is(py.get_type::<PyException>()))
+                && e.traceback(py).is_none();
             if data_fault { Ok(Err(e)) } else { Err(e) }
         }
     }

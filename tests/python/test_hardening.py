@@ -210,6 +210,17 @@ def test_the_engine_reads_mappings_through_their_methods() -> None:
         assert m.called & {"keys", "__iter__"} and m.called & {"values", "__getitem__"}, m.called
 
 
+@pytest.mark.parametrize("kind", [ValueError, TypeError, OverflowError, UnicodeEncodeError, Exception])
+@pytest.mark.parametrize("use", [u for _, u in USES], ids=[n for n, _ in USES])
+def test_a_mappings_own_exception_propagates_as_itself(use: Callable[[Any], Any], kind: type[Exception]) -> None:
+    # Even of the types the engine's own data faults have: it is the
+    # mapping's code that failed, not the data.
+    exc = kind("utf-8", "x", 0, 1, "own") if kind is UnicodeEncodeError else kind("own")
+    with pytest.raises(kind) as info:
+        use(Raising(exc, "__getitem__"))
+    assert info.value is exc
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="core/src/value/read.rs: Locate reads the entries after a document's first fault and drops "
