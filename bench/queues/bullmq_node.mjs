@@ -4,7 +4,7 @@
 //
 //   node bench/queues/bullmq_node.mjs --redis URL [--jobs N] [--rounds R]
 //
-// Uses the packages tests/queues/node installs (npm ci there, or run.sh):
+// Uses the packages tests/queues/node installs (tests/queues/node/install.sh):
 // the pinned bullmq and ojs-retry as a user gets it. Prints one JSON document:
 //
 // * retry_path: jobs per second for N jobs that each fail once and then

@@ -3,12 +3,10 @@
 #
 #   tests/queues/node/run.sh            (scripts/test-queues runs it with REDIS_URL set)
 #
-# 1. the engine the package loads: the native addon when bindings-node has one
-#    (scripts/test-node builds it), else the wasm build (scripts/build-wasm
-#    when bindings-wasm/pkg is missing — npm ci needs it either way);
-# 2. npm ci here, against the committed lock (bullmq pinned; ojs-retry
-#    installed from bindings-node as a package, not a link — .npmrc
-#    install-links — so its `files` and `exports` are what a user gets);
+# 1-2. install.sh: npm ci here against the committed lock (bullmq pinned;
+#    ojs-retry installed from bindings-node as a package, not a link, so its
+#    `files` and `exports` are what a user gets; the native addon when
+#    bindings-node has one, else the wasm fallback);
 # 3. Redis: REDIS_URL when set, else Debian's redis-server started here on a
 #    free loopback port (scripts/ensure/redis.sh) and stopped by pid on exit;
 # 4. tsc --strict on types-usage.ts against bindings-node/bullmq.d.ts and the
@@ -26,18 +24,9 @@ die() { log "ERROR: $*"; printf '0 passed, 1 failed\n'; exit 1; }
 
 command -v node >/dev/null && command -v npm >/dev/null || die "node and npm are required"
 
-# --- the engine ------------------------------------------------------------------
-if [ ! -f "$ROOT/bindings-wasm/pkg/package.json" ] || [ ! -f "$ROOT/bindings-wasm/pkg/ojs_retry_wasm_bg.wasm" ]; then
-    log "bindings-wasm/pkg is missing: scripts/build-wasm"
-    "$ROOT/scripts/build-wasm" >&2 || die "scripts/build-wasm failed"
-fi
-
 # --- packages ---------------------------------------------------------------------
 cd "$HERE" || die "no $HERE"
-log "npm ci (bullmq pinned by package-lock.json; ojs-retry from bindings-node)"
-# Never `npm install` here: it would rewrite package-lock.json.
-npm ci --no-audit --no-fund --loglevel=error >&2 \
-    || die "npm ci failed in tests/queues/node (regenerate the lock with: npm install --package-lock-only)"
+"$HERE/install.sh" || die "install.sh failed"
 backend="$(node -p "require('ojs-retry').backend")" || die "ojs-retry does not load"
 log "ojs-retry backend: $backend; bullmq $(node -p "require('bullmq/package.json').version")"
 

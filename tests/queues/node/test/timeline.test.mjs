@@ -9,7 +9,7 @@ import { test } from 'node:test'
 import { RetryPolicy } from 'ojs-retry'
 import { outcomeFor } from '../lib/outcome.mjs'
 import { redisUrl } from '../lib/redis.mjs'
-import { runTimeline } from '../timeline.mjs'
+import { runTimeline } from '../lib/timeline.mjs'
 
 const scenario = JSON.parse(readFileSync(new URL('../../scenario.json', import.meta.url), 'utf8'))
 
