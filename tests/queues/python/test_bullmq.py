@@ -329,3 +329,11 @@ def test_the_bullmq_preset_runs_like_bullmq_itself() -> None:
             assert engine == native
             assert native["bp-tie"] == [(1, "retry", 2), (2, "retry", 5), (3, "retry", 10), (4, "dead_letter", None)]
     asyncio.run(main())
+
+
+def test_the_example_runs() -> None:
+    example = HERE.parents[2] / "examples" / "queues" / "bullmq_py.py"
+    env = {**os.environ, "REDIS_URL": redis_url()}
+    done = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["pay-1", "dead_letter", "handler_code"]

@@ -335,3 +335,22 @@ def test_the_chasquimq_preset_runs_like_chasquimq_itself() -> None:
             assert engine == native
             assert native["cp-cap"] == [(1, "retry", 150), (2, "retry", 400), (3, "retry", 400), (4, "dead_letter", None)]
     asyncio.run(main())
+
+
+def test_the_example_runs() -> None:
+    from pathlib import Path
+
+    async def clean() -> None:
+        client = aioredis.from_url(redis_url())
+        keys = await client.keys("{chasqui:payments}*")
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+
+    asyncio.run(clean())
+    example = Path(__file__).resolve().parents[3] / "examples" / "queues" / "chasquimq_worker.py"
+    env = {**os.environ, "REDIS86_URL": redis_url()}
+    done = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=60, env=env)
+    asyncio.run(clean())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["pay-1", "dead_letter", "handler_code"]
