@@ -75,8 +75,16 @@ const LONE_SURROGATE: &str = "expected well-formed text, found a lone UTF-16 sur
 /// A string argument; a lone surrogate is an error at `field`.
 pub(crate) fn string(env: &Env, field: &str, arg: StringArg<'_>) -> napi::Result<String> {
     match arg {
-        Either::A(units) => String::from_utf16(&units)
-            .map_err(|_| js_error(env, &argument_error(field, LONE_SURROGATE.to_owned()))),
+        Either::A(units) => {
+            ojs_retry::value::limits::check_text_arg(
+                ErrorCode::InvalidArgument,
+                field,
+                units.len(),
+            )
+            .or_throw(env)?;
+            String::from_utf16(&units)
+                .map_err(|_| js_error(env, &argument_error(field, LONE_SURROGATE.to_owned())))
+        }
         Either::B(other) => Err(wrong_type(env, field, "a string", &other)),
     }
 }
@@ -84,6 +92,7 @@ pub(crate) fn string(env: &Env, field: &str, arg: StringArg<'_>) -> napi::Result
 /// The JSON text of a document; a lone surrogate in it is an error of the
 /// whole document with `code` (as invalid UTF-8 is for bytes).
 pub(crate) fn json_text(env: &Env, code: ErrorCode, units: &Utf16String) -> napi::Result<String> {
+    ojs_retry::value::limits::check_text_arg(code, "", units.len()).or_throw(env)?;
     String::from_utf16(units)
         .map_err(|_| js_error(env, &document_error(code, LONE_SURROGATE.to_owned())))
 }

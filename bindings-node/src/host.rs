@@ -132,7 +132,11 @@ fn bigint(b: &BigInt) -> i128 {
 
 /// A JS value as a document: its value, or the fault (located at its
 /// path) that stopped reading it.
-pub(crate) fn read(env: &Env, v: Unknown<'_>) -> napi::Result<Result<Value, Fault>> {
+pub(crate) fn read(
+    env: &Env,
+    v: Unknown<'_>,
+    field: Option<&str>,
+) -> napi::Result<Result<Value, Fault>> {
     let global = env.get_global()?;
     let copy = if v.get_type()? == ValueType::Object {
         let clone = global.get_named_property::<Function<Unknown, Unknown>>("structuredClone")?;
@@ -140,8 +144,8 @@ pub(crate) fn read(env: &Env, v: Unknown<'_>) -> napi::Result<Result<Value, Faul
             Ok(copy) => copy,
             Err(thrown) => {
                 return Ok(Err(Fault {
-                    field: None,
-                    path: None,
+                    field: field.map(String::from),
+                    path: field.map(String::from),
                     message: format!("the value cannot be read as plain data ({})", thrown.reason),
                 }));
             }
@@ -153,16 +157,29 @@ pub(crate) fn read(env: &Env, v: Unknown<'_>) -> napi::Result<Result<Value, Faul
         .get_named_property::<Unknown>("Object")?
         .coerce_to_object()?
         .get_named_property::<Unknown>("prototype")?;
-    host::read(&Js {
-        env,
-        v: copy,
-        plain: &plain,
-    })
+    host::read_as(
+        &Js {
+            env,
+            v: copy,
+            plain: &plain,
+        },
+        field,
+    )
 }
 
 /// A JS value as a document for a reader whose faults have `code`.
 pub(crate) fn document(env: &Env, v: Unknown<'_>, code: ErrorCode) -> napi::Result<Value> {
-    read(env, v)?
+    document_as(env, v, code, None)
+}
+
+/// [`document`] for an argument named `field`, its faults located there.
+pub(crate) fn document_as(
+    env: &Env,
+    v: Unknown<'_>,
+    code: ErrorCode,
+    field: Option<&str>,
+) -> napi::Result<Value> {
+    read(env, v, field)?
         .map_err(|f| CoreError::from_fault(code, f))
         .or_throw(env)
 }

@@ -29,7 +29,7 @@ pub use crate::state::{Reservation, RetryState};
 type PatternsArg<'a> = Unknown<'a>;
 
 fn patterns(env: &Env, arg: PatternsArg<'_>) -> napi::Result<Vec<String>> {
-    let doc = convert::document(env, arg, ErrorCode::InvalidArgument)?;
+    let doc = host::document_as(env, arg, ErrorCode::InvalidArgument, Some("patterns"))?;
     ojs_retry::matching::patterns_from_value(&doc).or_throw(env)
 }
 
@@ -61,6 +61,9 @@ pub fn first_match(
 /// An ISO 8601 duration (`"PT1.5S"`) in milliseconds.
 #[napi(ts_args_type = "text: string")]
 pub fn parse_duration(env: Env, text: StringArg<'_>) -> napi::Result<f64> {
+    if let napi::Either::A(units) = &text {
+        ojs_retry::duration::check_duration_len(units.len()).or_throw(&env)?;
+    }
     let text = string(&env, "duration", text)?;
     ojs_retry::parse_duration(&text).map(num).or_throw(&env)
 }

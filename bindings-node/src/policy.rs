@@ -30,7 +30,7 @@ fn layer(env: &Env, v: StringArg<'_>) -> napi::Result<Layer<'static>> {
             ErrorCode::RetryPolicyInvalid,
             &text,
         )?)),
-        Either::B(v) => match crate::host::read(env, v)? {
+        Either::B(v) => match crate::host::read(env, v, None)? {
             Ok(value) => Layer::Value(value),
             Err(fault) => Layer::Unreadable(fault),
         },

@@ -1,5 +1,7 @@
 //! `RetryState` and `Reservation`: napi-rs classes wrapping the core's.
 
+use std::cell::RefCell;
+
 use napi::bindgen_prelude::{Either, Env, Unknown};
 use napi_derive::napi;
 use ojs_retry::{Case, ErrorCode, Failure, Heartbeat, Map, Value};
@@ -20,7 +22,10 @@ fn history_limit(env: &Env, opts: Option<Unknown<'_>>) -> napi::Result<Option<us
 /// when the next attempt is due, and whether the job is finished.
 #[napi]
 pub struct RetryState {
-    inner: ojs_retry::RetryState,
+    // A RefCell, not `&mut self`: an argument's getter may call back into
+    // this state while its arguments are read, which must find it
+    // unborrowed (the wasm build does the same).
+    inner: RefCell<ojs_retry::RetryState>,
 }
 
 #[napi]
@@ -33,7 +38,9 @@ impl RetryState {
             Some(limit) => state.with_history_limit(limit).or_throw(&env)?,
             None => state,
         };
-        Ok(Self { inner })
+        Ok(Self {
+            inner: RefCell::new(inner),
+        })
     }
 
     /// Reads a §10 state document (an object, or its JSON text).
@@ -60,38 +67,43 @@ impl RetryState {
             ),
         }
         .or_throw(&env)?;
-        Ok(Self { inner })
+        Ok(Self {
+            inner: RefCell::new(inner),
+        })
     }
 
     /// The attempt that last ran (0 before the first).
     #[napi(getter)]
     pub fn attempt(&self) -> f64 {
-        num(self.inner.attempt())
+        num(self.inner.borrow().attempt())
     }
 
     /// The number of the next attempt (`attempt + 1`).
     #[napi(getter)]
     pub fn next_attempt(&self) -> f64 {
-        num(self.inner.next_attempt())
+        num(self.inner.borrow().next_attempt())
     }
 
     /// When the next attempt is due (epoch ms), or null.
     #[napi(getter)]
     pub fn next_retry_at(&self) -> Option<f64> {
-        self.inner.next_retry_at().map(num)
+        self.inner.borrow().next_retry_at().map(num)
     }
 
     /// `"discard"` or `"dead_letter"` once the job is finished, else null.
     #[napi(getter, ts_return_type = "\"discard\" | \"dead_letter\" | null")]
     pub fn terminal(&self) -> Option<&'static str> {
-        self.inner.terminal().map(ojs_retry::Action::as_str)
+        self.inner
+            .borrow()
+            .terminal()
+            .map(ojs_retry::Action::as_str)
     }
 
     /// The most error records the history keeps.
     #[napi(getter)]
     pub fn history_limit(&self) -> f64 {
         #[allow(clippy::cast_precision_loss)]
-        let limit = self.inner.history_limit() as f64;
+        let limit = self.inner.borrow().history_limit() as f64;
         limit
     }
 
@@ -99,8 +111,8 @@ impl RetryState {
     /// epoch ms).
     #[napi(getter, ts_return_type = "ErrorRecord[]")]
     pub fn errors(&self) -> napi::Result<serde_json::Value> {
-        let records: Vec<_> = self
-            .inner
+        let state = self.inner.borrow();
+        let records: Vec<_> = state
             .errors()
             .map(|r| ojs_retry::Cased(r, Case::Camel))
             .collect();
@@ -114,7 +126,7 @@ impl RetryState {
         ts_return_type = "Decision"
     )]
     pub fn record_failure(
-        &mut self,
+        &self,
         env: Env,
         policy: Either<&RetryPolicy, Unknown<'_>>,
         failure: Option<Unknown<'_>>,
@@ -124,16 +136,18 @@ impl RetryState {
             Either::A(p) => &p.inner,
             Either::B(other) => return Err(wrong_type(&env, "policy", "a RetryPolicy", &other)),
         };
+        // Every argument is read (getters run) before the state is looked at.
         let failure = match failure {
             Some(f) => document(&env, f, ErrorCode::InvalidArgument)?,
             None => Value::Object(Map::new()),
         };
-        let failure = Failure::from_value(&failure, Case::Camel, Some(self.inner.next_attempt()))
-            .or_throw(&env)?;
         let opts = self::options(&env, options)?;
+        let next = self.inner.borrow().next_attempt();
+        let failure = Failure::from_value(&failure, Case::Camel, Some(next)).or_throw(&env)?;
         let now = opts.now.unwrap_or_else(clock_ms);
         let d = self
             .inner
+            .borrow_mut()
             .record_failure(policy, &failure, now, opts.jitter_or_entropy())
             .or_throw(&env)?;
         to_js(&ojs_retry::Cased(&d, Case::Camel))
@@ -142,13 +156,13 @@ impl RetryState {
     /// The §10 state document (snake_case; RFC 3339 timestamps).
     #[napi(js_name = "toJSON", ts_return_type = "RetryStateDocument")]
     pub fn to_json(&self) -> napi::Result<serde_json::Value> {
-        to_js(&self.inner)
+        to_js(&*self.inner.borrow())
     }
 
     /// The §10 state document as compact JSON text.
     #[napi(js_name = "toString")]
     pub fn to_json_text(&self) -> String {
-        self.inner.to_json()
+        self.inner.borrow().to_json()
     }
 }
 

@@ -97,17 +97,27 @@ pub fn inert(v: &JsValue, code: ErrorCode) -> JsResult<JsValue> {
 /// cannot be read is a fault at its path with the code of the document
 /// kind.
 pub fn value(v: &JsValue, code: ErrorCode) -> JsResult<Value> {
-    Ok(located(v)?.map_err(|f| ojs_retry::Error::from_fault(code, f))?)
+    value_as(v, code, None)
+}
+
+/// [`value`] for an argument named `field`, its faults located there.
+pub fn value_as(v: &JsValue, code: ErrorCode, field: Option<&str>) -> JsResult<Value> {
+    Ok(located(v, field)?.map_err(|f| ojs_retry::Error::from_fault(code, f))?)
 }
 
 /// [`value`], with a fault left for the caller to report (a policy layer
 /// is reported with the other layers' faults).
-pub fn located(v: &JsValue) -> JsResult<Result<Value, ojs_retry::Fault>> {
+pub fn located(v: &JsValue, field: Option<&str>) -> JsResult<Result<Value, ojs_retry::Fault>> {
     let copy = match structured_clone(v) {
         Ok(copy) => copy,
-        Err(thrown) => return Ok(Err(uncloneable(&thrown))),
+        Err(thrown) => {
+            let mut fault = uncloneable(&thrown);
+            fault.field = field.map(String::from);
+            fault.path = field.map(String::from);
+            return Ok(Err(fault));
+        }
     };
-    ojs_retry::value::host::read(&crate::host::Js::new(copy)).map_err(|e| {
+    ojs_retry::value::host::read_as(&crate::host::Js::new(copy), field).map_err(|e| {
         Thrown(ojs_retry::Error::new(
             ErrorCode::InvalidArgument,
             "",
@@ -142,6 +152,8 @@ pub fn string(v: &JsValue, code: ErrorCode, path: &str) -> JsResult<String> {
     let s: &JsString = v
         .dyn_ref()
         .ok_or_else(|| fault(&format!("expected a string, found {}", kind(v))))?;
+    // Measured before it is copied into the module's memory.
+    ojs_retry::value::limits::check_text_arg(code, path, s.length() as usize)?;
     // `String.prototype.isWellFormed` (ES2024: Node 20, Chromium, workerd).
     if !s.is_well_formed() {
         return Err(fault(

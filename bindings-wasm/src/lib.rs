@@ -25,6 +25,7 @@ mod policy;
 mod state;
 
 use ojs_retry::ErrorCode;
+use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use convert::{JsResult, num};
@@ -34,7 +35,7 @@ pub use state::{Reservation, RetryState};
 /// The arguments of `matches` / `firstMatch`: a string and an array of strings.
 fn match_args(error_type: &JsValue, patterns: &JsValue) -> JsResult<(String, Vec<String>)> {
     let error_type = convert::string(error_type, ErrorCode::InvalidArgument, "error_type")?;
-    let list = convert::value(patterns, ErrorCode::InvalidArgument)?;
+    let list = convert::value_as(patterns, ErrorCode::InvalidArgument, Some("patterns"))?;
     let patterns = ojs_retry::matching::patterns_from_value(&list)?;
     Ok((error_type, patterns))
 }
@@ -68,6 +69,9 @@ pub fn first_match(
 pub fn parse_duration(
     #[wasm_bindgen(unchecked_param_type = "string")] text: &JsValue,
 ) -> JsResult<f64> {
+    if let Some(s) = text.dyn_ref::<js_sys::JsString>() {
+        ojs_retry::duration::check_duration_len(s.length() as usize)?;
+    }
     let text = convert::string(text, ErrorCode::InvalidArgument, "duration")?;
     Ok(num(ojs_retry::parse_duration(&text)?))
 }

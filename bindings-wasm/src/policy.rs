@@ -31,7 +31,7 @@ fn layer(v: &JsValue) -> JsResult<Layer<'static>> {
         let text = convert::string(v, ErrorCode::RetryPolicyInvalid, "")?;
         return Ok(Layer::Json(Cow::Owned(text)));
     }
-    Ok(match convert::located(v)? {
+    Ok(match convert::located(v, None)? {
         Ok(value) => Layer::Value(value),
         Err(fault) => Layer::Unreadable(fault),
     })
@@ -259,7 +259,7 @@ impl RetryPolicy {
 
 /// A failure object `{ attempt?, type?, code?, timedOut?, message?, details? }`,
 /// read by the core; `attempt` may be left out where `default_attempt` is given.
-pub(crate) fn failure_arg(v: &JsValue, default_attempt: Option<u64>) -> JsResult<Failure> {
+fn failure_arg(v: &JsValue, default_attempt: Option<u64>) -> JsResult<Failure> {
     Ok(Failure::from_value(
         &convert::value(v, ErrorCode::InvalidArgument)?,
         Case::Camel,

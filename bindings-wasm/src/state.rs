@@ -8,7 +8,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{self, JsResult, num};
-use crate::policy::{RetryPolicy, failure_arg};
+use crate::policy::RetryPolicy;
 
 /// A job's retry state: the attempt that last ran, a bounded error
 /// history, the next retry instant, and whether it ended (spec §10).
@@ -112,14 +112,21 @@ impl RetryState {
         #[wasm_bindgen(unchecked_optional_param_type = "Failure")] failure: &JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "DecideOptions")] options: &JsValue,
     ) -> JsResult<JsValue> {
-        let next = self.0.borrow().next_attempt();
-        let failure = if failure.is_undefined() {
-            ojs_retry::Failure::new(next)
+        // Every argument is read (getters run) before the state is looked
+        // at: a getter may call back into this state.
+        let failure = if failure.is_undefined() || failure.is_null() {
+            None
         } else {
-            failure_arg(failure, Some(next))?
+            Some(convert::value(failure, ErrorCode::InvalidArgument)?)
         };
         let o = convert::options(options)?;
         let now = convert::now(&o)?;
+        let next = self.0.borrow().next_attempt();
+        let failure = match failure {
+            // `null` or `undefined`: no failure details (as an absent option is).
+            None => ojs_retry::Failure::new(next),
+            Some(v) => ojs_retry::Failure::from_value(&v, Case::Camel, Some(next))?,
+        };
         let d =
             self.0
                 .borrow_mut()

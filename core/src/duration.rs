@@ -76,7 +76,28 @@ const YEAR: u128 = 365 * DAY;
 /// assert_eq!(err.code().as_str(), "validation.duration_invalid");
 /// ```
 pub fn parse_duration(text: &str) -> Result<u64, Error> {
+    check_duration_len(text.len())?;
     parse_ms(text).map_err(|why| Error::new(ErrorCode::DurationInvalid, "duration", why))
+}
+
+/// Refuses a duration text longer than
+/// [`MAX_STRING_BYTES`](crate::value::limits::MAX_STRING_BYTES) as
+/// [`parse_duration`] does, for hosts that can measure a string before
+/// copying it (`len` in UTF-8 bytes, or UTF-16 units, which are never
+/// more).
+///
+/// # Errors
+///
+/// `validation.duration_invalid` at `duration`.
+///
+/// ```
+/// use ojs_retry::duration::check_duration_len;
+/// assert!(check_duration_len(6).is_ok());
+/// assert_eq!(check_duration_len(1 << 20).unwrap_err().field(), Some("duration"));
+/// ```
+pub fn check_duration_len(len: usize) -> Result<(), Error> {
+    crate::value::limits::check_string(len)
+        .map_err(|why| Error::new(ErrorCode::DurationInvalid, "duration", why))
 }
 
 /// Formats milliseconds as the canonical duration string: time components

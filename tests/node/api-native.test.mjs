@@ -2,7 +2,9 @@
 import { createRequire } from 'node:module'
 
 import { apiSuite } from './lib/api-suite.mjs'
+import { inputRules } from './lib/input-rules.mjs'
 
 delete process.env.OJS_RETRY_FORCE_WASM
 const api = createRequire(import.meta.url)('../../bindings-node/index.js')
 apiSuite(api, 'native')
+inputRules(api, 'native')

@@ -3,7 +3,9 @@
 import { createRequire } from 'node:module'
 
 import { apiSuite } from './lib/api-suite.mjs'
+import { inputRules } from './lib/input-rules.mjs'
 
 process.env.OJS_RETRY_FORCE_WASM = '1'
 const api = createRequire(import.meta.url)('../../bindings-node/index.js')
 apiSuite(api, 'wasm')
+inputRules(api, 'wasm')

@@ -98,10 +98,23 @@ pub trait Host: Sized {
 /// assert!(fault.unwrap().is_ok());
 /// ```
 pub fn read<H: Host>(h: &H) -> Result<Result<Value, Fault>, H::Error> {
+    read_as(h, None)
+}
+
+/// [`read`] for a value that is itself an argument named `field` (a list
+/// of patterns): its faults are located at `field`, `field[3]`, ...
+///
+/// # Errors
+///
+/// The host's own error, if asking it failed.
+pub fn read_as<H: Host>(h: &H, field: Option<&str>) -> Result<Result<Value, Fault>, H::Error> {
     let walk = Walk {
         budget: Budget::new(),
     };
-    let mut at = At::default();
+    let mut at = At {
+        field: field.map(String::from),
+        path: field.map(String::from).unwrap_or_default(),
+    };
     walk.value(h, &mut at, 0)
 }
 

@@ -108,3 +108,35 @@ pub(crate) fn check_object(len: usize) -> Result<(), alloc::string::String> {
 pub fn check_argument_len(field: &str, len: usize) -> Result<(), crate::Error> {
     check_array(len).map_err(|m| crate::Error::invalid_argument(field, m))
 }
+
+/// A host's string argument (an error type, a document's JSON text)
+/// measured before it is copied: nothing the engine reads is longer than
+/// [`MAX_DOCUMENT_BYTES`]. `units` is its length in UTF-16 code units,
+/// never more than its UTF-8 bytes.
+///
+/// # Errors
+///
+/// `code` at `path` (`""`: the whole document).
+///
+/// ```
+/// use ojs_retry::{ErrorCode, value::limits::check_text_arg};
+/// assert!(check_text_arg(ErrorCode::InvalidArgument, "error_type", 12).is_ok());
+/// let e = check_text_arg(ErrorCode::InvalidArgument, "error_type", 1 << 21).unwrap_err();
+/// assert_eq!(e.field(), Some("error_type"));
+/// ```
+pub fn check_text_arg(
+    code: crate::ErrorCode,
+    path: &str,
+    units: usize,
+) -> Result<(), crate::Error> {
+    if units > MAX_DOCUMENT_BYTES {
+        return Err(crate::Error::new(
+            code,
+            path,
+            alloc::format!(
+                "expected a string of at most {MAX_DOCUMENT_BYTES} bytes, found one of {units} UTF-16 units"
+            ),
+        ));
+    }
+    Ok(())
+}

@@ -241,6 +241,13 @@ impl<'de> Visitor<'de> for Locate<'_, '_> {
         let mut m = Map::new();
         let mut first = None;
         while let Some(key) = map.next_key::<String>()? {
+            if first.is_some() {
+                // Skipped without being read: reading it could raise (a
+                // host's interrupt) and that must not be lost behind the
+                // first fault.
+                map.next_value::<de::IgnoredAny>()?;
+                continue;
+            }
             let read = match self.field {
                 None => map.next_value_seed(Locate {
                     field: Some(&key),
@@ -248,9 +255,6 @@ impl<'de> Visitor<'de> for Locate<'_, '_> {
                 }),
                 Some(_) => map.next_value_seed(self.member()).map(Ok),
             };
-            if first.is_some() {
-                continue;
-            }
             let fault = |message: String| match self.field {
                 None => Fault::at_field(&key, key.clone(), message),
                 Some(name) => Fault::at_field(name, alloc::format!("{name}.{key}"), message),

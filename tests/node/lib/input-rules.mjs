@@ -1,0 +1,123 @@
+// One rule for what a caller passes, the same in the native addon and the
+// wasm build (issue 20): in option bags and failures, a key holding
+// `undefined` or `null` is absent; an unknown key (a typo such as
+// `error_type` or `timed_out`) is an error naming it. Documents are read
+// from their own enumerable properties only, plain data only, within the
+// documented limits. Each case states its answer; both backends must give it.
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+
+/** Runs `f`, returning its value or `{ code, field, path }` of what it threw. */
+function outcome(f) {
+  try {
+    return { value: f() }
+  } catch (e) {
+    return { code: e.code, field: e.field, path: e.path }
+  }
+}
+
+function cases(api) {
+  const { RetryPolicy, RetryState, matches } = api
+  const flat = new RetryPolicy({ jitter: false }) // first retry 1 s (RET-06)
+  const decide = (failure, options) => {
+    const d = flat.decide(failure, options)
+    return [d.action, d.reason, d.delayMs, d.timedOut, d.handlerCode]
+  }
+  const retry1 = ['retry', 'retryable', 1000, false, null]
+  const huge = () => {
+    const a = []
+    a.length = 2 ** 32 - 1
+    return a
+  }
+  return [
+    // Option bags.
+    ['now: undefined is absent (the clock)', () => decide({ attempt: 1 }, { now: undefined }), { value: retry1 }],
+    ['now: null is absent (the clock)', () => decide({ attempt: 1 }, { now: null }), { value: retry1 }],
+    ['u: undefined is absent', () => flat.delay(1, { u: undefined }), { value: 1000 }],
+    ['u: null is absent', () => flat.delay(1, { u: null }), { value: 1000 }],
+    ['an unknown option is an error naming it', () => decide({ attempt: 1 }, { now: 0, nope: 1 }), { code: 'validation.invalid_argument', field: 'nope', path: 'nope' }],
+    ['a snake_case option is unknown', () => decide({ attempt: 1 }, { now: 0, history_limit: 10 }), { code: 'validation.invalid_argument', field: 'history_limit', path: 'history_limit' }],
+    ['jitter is not an option', () => flat.delay(1, { jitter: 0.5 }), { code: 'validation.invalid_argument', field: 'jitter', path: 'jitter' }],
+    ['two jitter sources are an error', () => flat.delay(1, { u: 0.5, key: 'a' }), { code: 'validation.invalid_argument', field: 'u', path: 'u' }],
+    ['historyLimit: null is absent', () => new RetryState({ historyLimit: null }).historyLimit, { value: 10 }],
+    ['historyLimit: undefined is absent', () => new RetryState({ historyLimit: undefined }).historyLimit, { value: 10 }],
+    // Failures.
+    ['type: undefined is absent', () => decide({ attempt: 1, type: undefined }, { now: 0 }), { value: retry1 }],
+    ['type: null is absent', () => decide({ attempt: 1, type: null }, { now: 0 }), { value: retry1 }],
+    ['code: null is absent', () => decide({ attempt: 1, code: null }, { now: 0 }), { value: retry1 }],
+    ['timedOut: null is absent', () => decide({ attempt: 1, timedOut: null }, { now: 0 }), { value: retry1 }],
+    ['error_type is a typo, not "no error type"', () => decide({ attempt: 1, error_type: 'x' }, { now: 0 }), { code: 'validation.invalid_argument', field: 'error_type', path: 'error_type' }],
+    ['timed_out is a typo', () => decide({ attempt: 1, timed_out: true }, { now: 0 }), { code: 'validation.invalid_argument', field: 'timed_out', path: 'timed_out' }],
+    ['attempts is a typo', () => new RetryState().recordFailure(flat, { attempts: 1 }, { now: 0 }), { code: 'validation.invalid_argument', field: 'attempts', path: 'attempts' }],
+    ['a null failure is no details', () => new RetryState().recordFailure(flat, null, { now: 0 }).action, { value: 'retry' }],
+    ['an undefined failure is no details', () => new RetryState().recordFailure(flat, undefined, { now: 0 }).action, { value: 'retry' }],
+    // Documents: own enumerable data only.
+    ['a member holding undefined is absent', () => new RetryPolicy({ max_attempts: undefined }).maxAttempts, { value: 3 }],
+    ['null is not a max_attempts', () => new RetryPolicy({ max_attempts: null }).maxAttempts, { code: 'validation.retry_policy_invalid', field: 'max_attempts', path: 'max_attempts' }],
+    ['undefined in an array is null, not a pattern', () => new RetryPolicy({ non_retryable_errors: ['a', undefined] }).maxAttempts, { code: 'validation.retry_policy_invalid', field: 'non_retryable_errors', path: 'non_retryable_errors[1]' }],
+    ['inherited properties do not count', () => new RetryPolicy(Object.create({ max_attempts: 9 })).maxAttempts, { value: 3 }],
+    ['a class instance counts by its own fields', () => new RetryPolicy(new (class { constructor() { this.max_attempts = 4 } })()).maxAttempts, { value: 4 }],
+    ['a Map is not a document', () => new RetryPolicy(new Map([['max_attempts', 5]])).maxAttempts, { code: 'validation.retry_policy_invalid', field: null, path: null }],
+    ['a Set inside is a fault at its field', () => new RetryPolicy({ non_retryable_errors: new Set(['a']) }).maxAttempts, { code: 'validation.retry_policy_invalid', field: 'non_retryable_errors', path: 'non_retryable_errors' }],
+    ['a Date is not a document', () => new RetryPolicy(new Date(0)).maxAttempts, { code: 'validation.retry_policy_invalid', field: null, path: null }],
+    ['a RegExp is not a document', () => new RetryPolicy(/x/).maxAttempts, { code: 'validation.retry_policy_invalid', field: null, path: null }],
+    ['new Number(5) is not a number', () => new RetryPolicy({ max_attempts: new Number(5) }).maxAttempts, { code: 'validation.retry_policy_invalid', field: 'max_attempts', path: 'max_attempts' }],
+    ['an ArrayBuffer is not a document', () => new RetryPolicy(new ArrayBuffer(8)).maxAttempts, { code: 'validation.retry_policy_invalid', field: null, path: null }],
+    ['a Promise is not a document', () => new RetryPolicy(Promise.resolve(1)).maxAttempts, { code: 'validation.retry_policy_invalid', field: null, path: null }],
+    ['a Map in details is a fault at details', () => decide({ attempt: 1, details: { m: new Map() } }, { now: 0 }), { code: 'validation.invalid_argument', field: 'details', path: 'details.m' }],
+    // Limits, checked before anything is read.
+    ['2^32 - 1 patterns', () => matches('x', huge()), { code: 'validation.invalid_argument', field: 'patterns', path: 'patterns' }],
+    ['2^32 - 1 non-retryable errors', () => new RetryPolicy({ non_retryable_errors: huge() }).maxAttempts, { code: 'validation.retry_policy_invalid', field: 'non_retryable_errors', path: 'non_retryable_errors' }],
+    ['2^32 - 1 layers', () => RetryPolicy.merge(huge()).maxAttempts, { code: 'validation.invalid_argument', field: 'layers', path: 'layers' }],
+    ['2^32 - 1 details', () => decide({ attempt: 1, details: huge() }, { now: 0 }), { code: 'validation.invalid_argument', field: 'details', path: 'details' }],
+    ['800 000 strings of 900 characters', () => matches('x', new Array(800000).fill('a'.repeat(900))), { code: 'validation.invalid_argument', field: 'patterns', path: 'patterns' }],
+    ['a 2 MiB error type', () => matches('a'.repeat(2 ** 21), []), { code: 'validation.invalid_argument', field: 'error_type', path: 'error_type' }],
+    ['a 100 000-key object in details', () => decide({ attempt: 1, details: Object.fromEntries(Array.from({ length: 100000 }, (_, i) => [`k${100000 - i}`, 1])) }, { now: 0 }), { code: 'validation.invalid_argument', field: 'details', path: 'details' }],
+    ['a 70 000-byte jitter key', () => new RetryPolicy().delay(1, { key: 'k'.repeat(70000) }), { code: 'validation.invalid_argument', field: 'key', path: 'key' }],
+  ]
+}
+
+/** The rules for `api` (the native addon or the wasm build). */
+export function inputRules(api, backend) {
+  for (const [name, f, expected] of cases(api)) {
+    test(`${backend}: ${name}`, () => {
+      assert.deepEqual(outcome(f), expected)
+    })
+  }
+
+  test(`${backend}: a polluted Object.prototype changes nothing`, () => {
+    const p = Object.prototype
+    try {
+      p.max_attempts = 42
+      p.non_retryable_errors = ['*']
+      p.terminal = 'dead_letter'
+      assert.equal(new api.RetryPolicy({}).maxAttempts, 3)
+      assert.equal(new api.RetryPolicy({ jitter: false }).decide({ attempt: 1, type: 'x' }, { now: 0 }).action, 'retry')
+      const state = api.RetryState.fromJSON({ attempt: 1, errors: [{ attempt: 1, type: 'x', message: 'm', timestamp: '2026-01-01T00:00:00Z' }] })
+      assert.equal(state.terminal, null)
+    } finally {
+      delete p.max_attempts
+      delete p.non_retryable_errors
+      delete p.terminal
+    }
+  })
+
+  test(`${backend}: a getter that calls back into the engine sees and leaves consistent state`, () => {
+    const policy = new api.RetryPolicy({ jitter: false })
+    const state = new api.RetryState()
+    const inner = []
+    const options = {
+      get now() {
+        // Runs while the outer call reads its options, before it records.
+        inner.push(state.recordFailure(policy, { type: 'a' }, { now: 0 }).retryNumber)
+        inner.push(Array.from(policy.delays(new Float64Array([1, 2, 3]), { u: 0 })))
+        return 0
+      },
+    }
+    const outer = state.recordFailure(policy, { type: 'b' }, options)
+    assert.deepEqual(inner, [1, [1000, 2000, 4000]])
+    assert.equal(outer.retryNumber, 2)
+    assert.equal(state.attempt, 2)
+    assert.deepEqual(state.errors.map((e) => e.type), ['a', 'b'])
+  })
+}
