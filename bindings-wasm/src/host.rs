@@ -11,11 +11,19 @@ use wasm_bindgen::prelude::*;
 /// A value inside an inert copy.
 pub struct Js {
     v: JsValue,
+    /// `Object.prototype`, which a plain object's prototype is.
+    plain: JsValue,
 }
 
 impl Js {
+    /// The root of a copy.
     pub fn new(v: JsValue) -> Self {
-        Self { v }
+        let plain = Object::get_prototype_of(&Object::new()).into();
+        Self { v, plain }
+    }
+
+    fn at(&self, v: JsValue) -> Self {
+        Self { v, plain: self.plain.clone() }
     }
 
     /// What an object that is not plain data is: "a Map", "a Date".
@@ -60,7 +68,7 @@ impl Host for Js {
             Kind::Array(v.unchecked_ref::<Array>().length() as usize)
         } else if v.is_object() {
             let proto = Object::get_prototype_of(v);
-            if proto.is_null() || proto == Object::get_prototype_of(&Object::new()) {
+            if proto.is_null() || JsValue::from(proto) == self.plain {
                 Kind::Object
             } else {
                 self.other()
@@ -81,7 +89,7 @@ impl Host for Js {
 
     fn element(&self, index: usize) -> Result<Self, JsValue> {
         let index = u32::try_from(index).map_err(|_| JsValue::from_str("index"))?;
-        Ok(Self::new(Reflect::get_u32(&self.v, index)?))
+        Ok(self.at(Reflect::get_u32(&self.v, index)?))
     }
 
     fn keys(&self) -> Result<Self, JsValue> {
@@ -91,7 +99,7 @@ impl Host for Js {
     }
 
     fn member(&self, key: &Self) -> Result<Self, JsValue> {
-        Ok(Self::new(Reflect::get(&self.v, &key.v)?))
+        Ok(self.at(Reflect::get(&self.v, &key.v)?))
     }
 }
 
