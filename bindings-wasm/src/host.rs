@@ -23,7 +23,10 @@ impl Js {
     }
 
     fn at(&self, v: JsValue) -> Self {
-        Self { v, plain: self.plain.clone() }
+        Self {
+            v,
+            plain: self.plain.clone(),
+        }
     }
 
     /// What an object that is not plain data is: "a Map", "a Date".
