@@ -247,12 +247,16 @@ impl Walk {
 /// A JS number: a safe integer (integral, |x| ≤ 2^53 − 1, as
 /// `Number.isSafeInteger` says) as an integer, anything else as a double
 /// (NaN and infinities kept for the readers to report).
-#[allow(clippy::cast_possible_truncation)]
+#[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss, clippy::float_cmp)]
 fn number(x: f64) -> Value {
     const SAFE: f64 = 9_007_199_254_740_991.0;
-    if x.fract() == 0.0 && x.abs() <= SAFE {
-        // Exact: integral and within ±2^53.
-        return Value::from(x as i64);
+    if (-SAFE..=SAFE).contains(&x) {
+        // Within ±2^53 the conversion is exact both ways for integers, so
+        // the round trip tells whether `x` is one.
+        let i = x as i64;
+        if i as f64 == x {
+            return Value::from(i);
+        }
     }
     Value::Number(Number::Float(x))
 }
