@@ -247,7 +247,11 @@ impl Walk {
 /// A JS number: a safe integer (integral, |x| ≤ 2^53 − 1, as
 /// `Number.isSafeInteger` says) as an integer, anything else as a double
 /// (NaN and infinities kept for the readers to report).
-#[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss, clippy::float_cmp)]
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_precision_loss,
+    clippy::float_cmp
+)]
 fn number(x: f64) -> Value {
     const SAFE: f64 = 9_007_199_254_740_991.0;
     if (-SAFE..=SAFE).contains(&x) {
