@@ -101,7 +101,7 @@ impl Fault {
 /// Every error the engine returns.
 ///
 /// A document with several faults reports them (at most
-/// [`MAX_FAULTS`](crate::value::limits::MAX_FAULTS), the last of which
+/// [`MAX_FAULTS`], the last of which
 /// then counts the rest), in a stable order
 /// (the spec's field order, then unknown fields in name order, then rules
 /// across fields); [`Error::field`], [`Error::path`] and

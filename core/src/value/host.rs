@@ -10,7 +10,7 @@
 //! Neither can refuse a 2^32 − 1-long array before walking it. The host
 //! answers a few questions ([`Host`]); this walk applies every rule:
 //! own enumerable string keys only, plain data only, the
-//! [limits](super::limits) checked before anything is copied, the depth
+//! [`limits`] checked before anything is copied, the depth
 //! bounded, every fault located at its path.
 
 use alloc::string::String;

@@ -28,7 +28,7 @@ use crate::error::Fault;
 pub const MAX_DEPTH: u32 = 64;
 
 /// Reads any value, nested at most [`MAX_DEPTH`] levels and within the
-/// [`limits`](super::limits).
+/// [`limits`].
 impl<'de> Deserialize<'de> for Value {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Depth(0, &Budget::new()).deserialize(d)
