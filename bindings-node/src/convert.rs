@@ -76,12 +76,8 @@ const LONE_SURROGATE: &str = "expected well-formed text, found a lone UTF-16 sur
 pub(crate) fn string(env: &Env, field: &str, arg: StringArg<'_>) -> napi::Result<String> {
     match arg {
         Either::A(units) => {
-            ojs_retry::value::limits::check_text_arg(
-                ErrorCode::InvalidArgument,
-                field,
-                units.len(),
-            )
-            .or_throw(env)?;
+            ojs_retry::limits::check_text_arg(ErrorCode::InvalidArgument, field, units.len())
+                .or_throw(env)?;
             String::from_utf16(&units)
                 .map_err(|_| js_error(env, &argument_error(field, LONE_SURROGATE.to_owned())))
         }
@@ -92,7 +88,7 @@ pub(crate) fn string(env: &Env, field: &str, arg: StringArg<'_>) -> napi::Result
 /// The JSON text of a document; a lone surrogate in it is an error of the
 /// whole document with `code` (as invalid UTF-8 is for bytes).
 pub(crate) fn json_text(env: &Env, code: ErrorCode, units: &Utf16String) -> napi::Result<String> {
-    ojs_retry::value::limits::check_text_arg(code, "", units.len()).or_throw(env)?;
+    ojs_retry::limits::check_text_arg(code, "", units.len()).or_throw(env)?;
     String::from_utf16(units)
         .map_err(|_| js_error(env, &document_error(code, LONE_SURROGATE.to_owned())))
 }

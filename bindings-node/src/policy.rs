@@ -81,7 +81,7 @@ impl RetryPolicy {
         }
         let list = layers.coerce_to_object()?;
         let len = list.get_array_length()?;
-        ojs_retry::value::limits::check_argument_len("layers", len as usize).or_throw(&env)?;
+        ojs_retry::limits::check_argument_len("layers", len as usize).or_throw(&env)?;
         let layers = (0..len)
             .map(|i| layer(&env, list.get_element::<StringArg>(i)?))
             .collect::<napi::Result<Vec<_>>>()?;

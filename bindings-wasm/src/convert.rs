@@ -153,7 +153,7 @@ pub fn string(v: &JsValue, code: ErrorCode, path: &str) -> JsResult<String> {
         .dyn_ref()
         .ok_or_else(|| fault(&format!("expected a string, found {}", kind(v))))?;
     // Measured before it is copied into the module's memory.
-    ojs_retry::value::limits::check_text_arg(code, path, s.length() as usize)?;
+    ojs_retry::limits::check_text_arg(code, path, s.length() as usize)?;
     // `String.prototype.isWellFormed` (ES2024: Node 20, Chromium, workerd).
     if !s.is_well_formed() {
         return Err(fault(

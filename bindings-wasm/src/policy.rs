@@ -79,7 +79,7 @@ impl RetryPolicy {
                 "expected an array of policy documents or JSON texts",
             )
         })?;
-        ojs_retry::value::limits::check_argument_len("layers", layers.length() as usize)?;
+        ojs_retry::limits::check_argument_len("layers", layers.length() as usize)?;
         let layers = layers
             .iter()
             .map(|l| layer(&l))

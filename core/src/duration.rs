@@ -81,7 +81,7 @@ pub fn parse_duration(text: &str) -> Result<u64, Error> {
 }
 
 /// Refuses a duration text longer than
-/// [`MAX_STRING_BYTES`](crate::value::limits::MAX_STRING_BYTES) as
+/// [`MAX_STRING_BYTES`](crate::limits::MAX_STRING_BYTES) as
 /// [`parse_duration`] does, for hosts that can measure a string before
 /// copying it (`len` in UTF-8 bytes, or UTF-16 units, which are never
 /// more).
@@ -96,7 +96,7 @@ pub fn parse_duration(text: &str) -> Result<u64, Error> {
 /// assert_eq!(check_duration_len(1 << 20).unwrap_err().field(), Some("duration"));
 /// ```
 pub fn check_duration_len(len: usize) -> Result<(), Error> {
-    crate::value::limits::check_string(len)
+    crate::limits::check_string(len)
         .map_err(|why| Error::new(ErrorCode::DurationInvalid, "duration", why))
 }
 

@@ -5,8 +5,6 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::value::limits::MAX_FAULTS;
-
 /// The stable, machine-readable class of an [`Error`].
 ///
 /// The string form ([`ErrorCode::as_str`]) is identical in every runtime and
@@ -53,6 +51,10 @@ impl fmt::Display for ErrorCode {
         f.write_str(self.as_str())
     }
 }
+
+/// The most faults an [`Error`] lists; the rest are counted in one last
+/// fault ("and N more faults").
+pub const MAX_FAULTS: usize = 100;
 
 /// One fault found in the input: where, and what is wrong.
 ///

@@ -220,7 +220,7 @@ impl JitterSource<'_> {
     /// # Errors
     ///
     /// `validation.invalid_argument` for a bad explicit `u`, or a key longer
-    /// than [`MAX_STRING_BYTES`](crate::value::limits::MAX_STRING_BYTES).
+    /// than [`MAX_STRING_BYTES`](crate::limits::MAX_STRING_BYTES).
     ///
     /// ```
     /// use ojs_retry::JitterSource;
@@ -242,7 +242,7 @@ impl JitterSource<'_> {
             Self::Uniform(u) => Sample::from_unit(u),
             Self::Seed(seed) => Ok(Sample::from_u64(splitmix64(seed, retry_number))),
             Self::Key(key) => {
-                crate::value::limits::check_string(key.len()).map_err(|m| Error::arg("key", m))?;
+                crate::limits::check_string(key.len()).map_err(|m| Error::arg("key", m))?;
                 Ok(Sample::from_u64(splitmix64(
                     fnv1a64(key.as_bytes()),
                     retry_number,

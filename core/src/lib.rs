@@ -86,6 +86,7 @@ mod exhaustion;
 pub mod failure;
 pub mod herd;
 pub mod jitter;
+pub mod limits;
 pub mod matching;
 mod nearest;
 pub mod options;

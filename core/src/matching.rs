@@ -43,7 +43,7 @@ fn pattern_matches(error_type: &str, pattern: &str) -> bool {
 
 /// The `patterns` argument of a host's `matches` / `firstMatch`, read from
 /// a document value: an array of strings (the host's walk has already held
-/// it to the [limits](crate::value::limits)).
+/// it to the [limits](crate::limits)).
 ///
 /// # Errors
 ///

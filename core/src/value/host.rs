@@ -16,9 +16,9 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::limits::{self, Budget};
 use super::{MAX_DEPTH, Map, Number, Value};
 use crate::error::Fault;
+use crate::limits::{self, Budget};
 
 /// What a host value is, as far as a document is concerned.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -197,7 +197,7 @@ use crate::describe::show_f64;
 
 impl Value {
     /// Reads JSON text strictly: a repeated key, trailing data, a syntax
-    /// error or a document over the [`limits`] is an error carrying
+    /// error or a document over the [`limits`](crate::limits) is an error carrying
     /// `serde_json`'s message.
     ///
     /// # Errors
@@ -210,8 +210,8 @@ impl Value {
     /// assert!(Value::from_json("{} x").unwrap_err().contains("line 1 column"));
     /// ```
     pub fn from_json(text: &str) -> Result<Self, String> {
-        if text.len() > limits::MAX_DOCUMENT_BYTES {
-            return Err(limits::too_large());
+        if text.len() > crate::limits::MAX_DOCUMENT_BYTES {
+            return Err(crate::limits::too_large());
         }
         serde_json::from_str(text).map_err(|e| alloc::format!("{e}"))
     }
@@ -508,7 +508,6 @@ pub(crate) fn read_uint(v: &Value) -> Result<u64, String> {
 }
 
 pub mod host;
-pub mod limits;
 mod read;
 
 pub use read::MAX_DEPTH;

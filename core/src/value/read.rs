@@ -8,9 +8,9 @@ use core::fmt;
 
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::limits::{self, Budget};
 use super::{Map, Number, Value};
 use crate::error::Fault;
+use crate::limits::{self, Budget};
 
 /// How deep a host value may nest. Hosts hand over objects that can be
 /// cyclic or arbitrarily deep; past this depth reading stops with an error
@@ -154,7 +154,7 @@ impl Value {
     /// value, or the fault that stopped reading it, located as precisely as
     /// the top level allows — at `field` or `field[i]` / `field.key` whose
     /// value could not be read (nested too deep, over a
-    /// [limit](super::limits), a type JSON has not, a string that is not
+    /// [limit](crate::limits), a type JSON has not, a string that is not
     /// Unicode), or at the document itself. A NaN is readable: the
     /// document's reader reports it with its field.
     ///

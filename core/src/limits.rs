@@ -7,7 +7,7 @@
 //! error naming the limit before the engine does work in proportion to it.
 //!
 //! ```
-//! use ojs_retry::{RetryPolicy, value::limits};
+//! use ojs_retry::{RetryPolicy, limits};
 //! let patterns = vec!["x"; limits::MAX_ARRAY_LEN + 1];
 //! let doc = serde_json::json!({ "non_retryable_errors": patterns });
 //! let err = RetryPolicy::from_json(&doc.to_string()).unwrap_err();
@@ -34,8 +34,7 @@ pub const MAX_ARRAY_LEN: usize = 10_000;
 /// The most members of an object.
 pub const MAX_OBJECT_LEN: usize = 10_000;
 
-/// The most faults an error lists; the rest are counted in one last fault.
-pub const MAX_FAULTS: usize = 100;
+pub use crate::error::MAX_FAULTS;
 
 /// What is left of [`MAX_DOCUMENT_BYTES`] while one document is read.
 pub(crate) struct Budget(Cell<usize>);
@@ -101,7 +100,7 @@ pub(crate) fn check_object(len: usize) -> Result<(), alloc::string::String> {
 /// `validation.invalid_argument` at `field`.
 ///
 /// ```
-/// use ojs_retry::value::limits::{MAX_ARRAY_LEN, check_argument_len};
+/// use ojs_retry::limits::{MAX_ARRAY_LEN, check_argument_len};
 /// assert!(check_argument_len("layers", MAX_ARRAY_LEN).is_ok());
 /// assert_eq!(check_argument_len("layers", 1 << 32).unwrap_err().field(), Some("layers"));
 /// ```
@@ -119,7 +118,7 @@ pub fn check_argument_len(field: &str, len: usize) -> Result<(), crate::Error> {
 /// `code` at `path` (`""`: the whole document).
 ///
 /// ```
-/// use ojs_retry::{ErrorCode, value::limits::check_text_arg};
+/// use ojs_retry::{ErrorCode, limits::check_text_arg};
 /// assert!(check_text_arg(ErrorCode::InvalidArgument, "error_type", 12).is_ok());
 /// let e = check_text_arg(ErrorCode::InvalidArgument, "error_type", 1 << 21).unwrap_err();
 /// assert_eq!(e.field(), Some("error_type"));
