@@ -139,9 +139,16 @@ class OjsRetries(Middleware):  # type: ignore[misc,valid-type]
     def actor_options(self) -> set[str]:
         return {POLICY_KEY}
 
-    def actor_defaults(self, actor_options: dict[str, Any]) -> RetryPolicy:
-        """The middleware's defaults <- the actor's ``ojs_retry_policy``."""
-        return resolve_policy(self.policy, actor_options.get(POLICY_KEY))
+    def actor_defaults(self, actor_options: dict[str, Any]) -> RetryPolicy | None:
+        """The middleware's defaults <- the actor's ``ojs_retry_policy``.
+
+        None when neither is set, so a message may carry a whole policy of
+        its own, a preset too (a preset merges with no other layer).
+        """
+        layer = actor_options.get(POLICY_KEY)
+        if self.policy is None and layer is None:
+            return None
+        return resolve_policy(self.policy, layer)
 
     def before_declare_actor(self, broker: Any, actor: Any) -> None:
         try:
