@@ -46,8 +46,12 @@ const POLICY_KEY = 'ojs_retry_policy'
 const STATE_KEY = 'ojs_retry_state'
 /** The job-hash field counting the stalls already counted as attempts. */
 const STALLS_KEY = 'ojs_retry_stalls'
-/** Error history entries kept per job (spec §10.1: at least the newest 10). */
-const HISTORY_LIMIT = 10
+/**
+ * Error history entries kept per job: the engine's default (spec §10.1: at
+ * least the newest 10). States are made without options, which the engine
+ * reads faster.
+ */
+const HISTORY_LIMIT = new RetryState().historyLimit
 
 const HANDLER_CODES = ['RETRY', 'DISCARD', 'DEAD_LETTER', 'FAIL']
 // BullMQ's control-flow errors: a handler moved its own job; not a failure.
@@ -229,14 +233,13 @@ function deadLetterRecord({ queue, jobId, state, decision, policy, job, now }) {
  * is rebased onto it, keeping its history.
  */
 function stateFor(text, attempt) {
-  const opts = { historyLimit: HISTORY_LIMIT }
-  const current = text ? RetryState.fromJSON(text, opts) : new RetryState(opts)
+  const current = text ? RetryState.fromJSON(text) : new RetryState()
   if (current.nextAttempt === attempt || attempt < 1) return current
   const doc = current.toJSON()
   doc.attempt = attempt - 1
   doc.next_retry_at = null
   doc.terminal = null
-  return RetryState.fromJSON(doc, opts)
+  return RetryState.fromJSON(doc)
 }
 
 module.exports = {

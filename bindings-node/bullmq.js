@@ -117,9 +117,13 @@ class Processor {
     this.policies = new Map()
     this.pending = new WeakMap()
     core.resolvePolicy(policy) // a bad default fails here, not at the first failure
-    // Bound, so both can be handed to BullMQ as they are. Three parameters:
-    // BullMQ passes the cancellation signal to a processor that takes one.
-    this.process = (job, token, signal) => this.run(job, token, signal)
+    // Bound, so both can be handed to BullMQ as they are. BullMQ tracks a
+    // cancellation signal for a processor of three parameters only: ask for
+    // one when the handler takes it or a timeout is set.
+    this.process =
+      handler.length >= 3 || (timeoutMs !== undefined && timeoutMs !== null)
+        ? (job, token, signal) => this.run(job, token, signal)
+        : (job, token) => this.run(job, token)
     this.backoffStrategy = (attemptsMade, type, err, job) => this.delayFor(type, job)
   }
 
