@@ -178,7 +178,8 @@ def test_celery_preset_runs_like_celery_autoretry(redis_url: str, monkeypatch: p
 
 # ---------------------------------------------------------------- RQ
 
-RQ_NATIVE = {"rq-list": {"max": 3, "interval": [1, 2]}, "rq-const": {"max": 2, "interval": 1}}
+RQ_NATIVE = {"rq-list": {"max": 3, "interval": [1, 2]}, "rq-const": {"max": 2, "interval": 1},
+             "rq-now": {"max": 2, "interval": 0}}
 
 
 def _rq_place(client: Any, queue_name: str, job_id: str) -> str:
@@ -234,6 +235,10 @@ def test_rq_preset_runs_like_rq_retry(redis_url: str) -> None:
         (1, "retry", 1000), (2, "retry", 1000), (3, "retry", 2000), (4, "FailedJobRegistry", None)]
     assert native.timeline(ids["rq-const"]["native"], "FailedJobRegistry")["steps"] == [
         (1, "retry", 1000), (2, "retry", 1000), (3, "FailedJobRegistry", None)]
+    # No interval: RQ re-enqueues at once; the engine's 0 ms is interval 0 too (not a second later).
+    assert native.timeline(ids["rq-now"]["native"], "FailedJobRegistry")["steps"] == [
+        (1, "retry", 0), (2, "retry", 0), (3, "FailedJobRegistry", None)]
+    assert [e["interval_s"] for e in engine.rec.events(ids["rq-now"]["engine"]) if e["kind"] == "retry"] == [0, 0]
 
 
 # ---------------------------------------------------------------- Dramatiq

@@ -63,8 +63,12 @@ def delay_seconds(delay_ms: int, now: int) -> int:
     once that second has begun. The interval is the number of whole seconds
     from ``now``'s second to the first second boundary at or after
     ``now + delay_ms``, so the job never starts before its delay has elapsed
-    (RET-11) and at most about a second after.
+    (RET-11) and at most about a second after. A zero delay is interval 0:
+    RQ re-enqueues the job at once instead of scheduling it (as RQ does for
+    its own ``Retry`` without an interval, the ``rq`` preset's default).
     """
+    if delay_ms <= 0:
+        return 0
     return math.ceil((now + delay_ms) / 1000) - now // 1000
 
 
