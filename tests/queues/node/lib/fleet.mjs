@@ -80,3 +80,6 @@ export class Fleet {
 
 /** Whether a job's decision events end it (anything but a retry). */
 export const isTerminal = (e) => (e.ev === 'decision' && e.action !== 'retry') || e.ev === 'succeeded'
+
+/** BullMQ has put the job in its completed or failed set (no retry pending). */
+export const isSettled = (e) => e.ev === 'bullmq-completed' || (e.ev === 'bullmq-failed' && e.delay === null)

@@ -48,6 +48,7 @@ export async function localQueue(tag, options = {}) {
   worker.on('failed', (job) =>
     send({ ev: 'bullmq-failed', jobId: job.id, attemptsMade: job.attemptsMade, delay: job.finishedOn ? null : job.delay }),
   )
+  worker.on('completed', (job) => send({ ev: 'bullmq-completed', jobId: job.id }))
   await worker.waitUntilReady()
   const close = async () => {
     await worker.close()

@@ -7,7 +7,9 @@
 // The handler plays the job's script (`job.data.outcomes`, see outcome.mjs).
 // Messages to the parent: {ev: 'ready'}, {ev: 'start', jobId, attempt, at},
 // {ev: 'decision', jobId, attempt, action, reason, delayMs, timedOut, at},
-// {ev: 'succeeded', jobId, attempt, at}. On the message 'close' the worker
+// {ev: 'succeeded', jobId, attempt, at}, and BullMQ's own outcome
+// {ev: 'bullmq-failed', jobId, attemptsMade, delay} / {ev: 'bullmq-completed',
+// jobId}. On the message 'close' the worker
 // closes and the process exits.
 import { createWorker } from 'ojs-retry/bullmq'
 import { connectionOf } from './redis.mjs'
@@ -44,6 +46,11 @@ const worker = createWorker(
   { policy: config.policy, listeners: [listener], timeoutMs: config.timeoutMs },
 )
 worker.on('error', (err) => send({ ev: 'error', message: String(err && err.message) }))
+// What BullMQ itself did once the processor returned: the job is in its set.
+worker.on('failed', (job) =>
+  send({ ev: 'bullmq-failed', jobId: job.id, attemptsMade: job.attemptsMade, delay: job.finishedOn ? null : job.delay }),
+)
+worker.on('completed', (job) => send({ ev: 'bullmq-completed', jobId: job.id }))
 process.on('message', async (msg) => {
   if (msg === 'close') {
     await worker.close()

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { RetryPolicy } from 'ojs-retry'
 import { addJob, deadLetters, JobError, STATE_KEY } from 'ojs-retry/bullmq'
-import { isTerminal } from '../lib/fleet.mjs'
+import { isSettled, isTerminal } from '../lib/fleet.mjs'
 import { localQueue } from '../lib/local.mjs'
 
 const open = []
@@ -16,7 +16,12 @@ async function queueWith(tag, options) {
   return q
 }
 
-const terminal = (q, id) => q.events.until((e) => e.jobId === id && isTerminal(e), 30000)
+/** The job's last decision (or success), once BullMQ has also settled the job. */
+async function terminal(q, id) {
+  const end = await q.events.until((e) => e.jobId === id && isTerminal(e), 30000)
+  await q.events.until((e) => e.jobId === id && isSettled(e), 30000)
+  return end
+}
 
 /** Each gap between a failure and the next start is at least the decided delay. */
 function assertGapsHonoured(events, id) {

@@ -7,7 +7,7 @@ import { after, describe, test } from 'node:test'
 import { Queue } from 'bullmq'
 import { RetryPolicy } from 'ojs-retry'
 import { addJob, deadLetters, STALLED_TYPE, STATE_KEY } from 'ojs-retry/bullmq'
-import { Fleet, isTerminal } from '../lib/fleet.mjs'
+import { Fleet, isSettled, isTerminal } from '../lib/fleet.mjs'
 import { connectionOf, queueName, redisUrl } from '../lib/redis.mjs'
 
 // A killed worker's lock lapses after lockDuration; the stalled checker runs
@@ -50,6 +50,7 @@ describe('a killed worker', () => {
     await addJob(queue, 'job', { outcomes: [{ hang: true }] }, { jobId: 'k-1' })
     await killEachRun(fleet, 'k-1', 1)
     const end = await fleet.until((e) => e.jobId === 'k-1' && isTerminal(e), 30000)
+    await fleet.until((e) => e.jobId === 'k-1' && isSettled(e), 30000)
     assert.deepEqual([end.ev, end.attempt], ['succeeded', 2])
     const [d] = fleet.of('k-1', 'decision')
     const want = new RetryPolicy(policy).decide({ attempt: 1, timedOut: true }, { key: 'k-1' })
@@ -71,6 +72,7 @@ describe('a killed worker', () => {
     await addJob(queue, 'job', { outcomes: 'always', always: { hang: true } }, { jobId: 'k-2' })
     await killEachRun(fleet, 'k-2', 2)
     const end = await fleet.until((e) => e.jobId === 'k-2' && isTerminal(e), 30000)
+    await fleet.until((e) => e.jobId === 'k-2' && isSettled(e), 30000)
     assert.deepEqual([end.ev, end.attempt, end.action, end.reason, end.type], ['decision', 2, 'dead_letter', 'exhausted', STALLED_TYPE])
     assert.deepEqual(fleet.of('k-2', 'start').map((s) => s.attempt), [1, 2])
     assert.equal(await (await queue.getJob('k-2')).getState(), 'failed')
