@@ -14,8 +14,11 @@
 //   1 ms, through ojs-retry/bullmq: the decision, the job's §10 state written
 //   to its hash, the backoff hook); rounds alternate, the ratio is engine /
 //   native of the medians.
-// * enqueue: per call, `queue.add` alone, `jobOptions` (the enqueue-time
-//   validation, RET-16) alone, `addJob` (validation + add), and the ratios.
+// * enqueue: per call, `queue.add` alone (with `{attempts: 5}`, and with
+//   options of the size `addJob` sends: the policy layer's text, attempts,
+//   backoff), `jobOptions` (the enqueue-time validation, RET-16) alone,
+//   `addJob` (validation + add), and the ratios; every subject once a round,
+//   the order reversed every other round.
 import { createRequire } from 'node:module'
 import { randomUUID } from 'node:crypto'
 import { parseArgs } from 'node:util'
@@ -64,29 +67,35 @@ async function enqueueCost(connection, calls, rounds) {
   const name = `bench-bmq-${randomUUID().slice(0, 8)}`
   const queue = new Queue(name, { connection })
   await queue.waitUntilReady()
-  const add = []
-  const validate = []
-  const addJobUs = []
+  const ojsOpts = jobOptions({ attempts: 5 }, { policy: LAYER })
+  const subjects = {
+    // queue.add with BullMQ options of the same size as the ones addJob sends
+    add: () => queue.add('j', null, { attempts: 5 }),
+    add_same_opts: () => queue.add('j', null, ojsOpts),
+    validate: () => jobOptions({ attempts: 5 }, { policy: LAYER }),
+    add_job: () => addJob(queue, 'j', null, { attempts: 5 }, { policy: LAYER }),
+  }
+  const us = Object.fromEntries(Object.keys(subjects).map((k) => [k, []]))
   for (let r = 0; r < rounds; r++) {
-    let t = performance.now()
-    for (let i = 0; i < calls; i++) await queue.add('j', null, { attempts: 5 })
-    add.push(((performance.now() - t) * 1000) / calls)
-    t = performance.now()
-    for (let i = 0; i < calls; i++) jobOptions({ attempts: 5 }, { policy: LAYER })
-    validate.push(((performance.now() - t) * 1000) / calls)
-    t = performance.now()
-    for (let i = 0; i < calls; i++) await addJob(queue, 'j', null, { attempts: 5 }, { policy: LAYER })
-    addJobUs.push(((performance.now() - t) * 1000) / calls)
+    // Every subject once per round, the order reversed every other round.
+    const order = r % 2 ? Object.keys(subjects).reverse() : Object.keys(subjects)
+    for (const k of order) {
+      const t = performance.now()
+      for (let i = 0; i < calls; i++) await subjects[k]()
+      us[k].push(((performance.now() - t) * 1000) / calls)
+    }
   }
   await queue.obliterate({ force: true })
   await queue.close()
-  const a = median(add)
+  const m = Object.fromEntries(Object.entries(us).map(([k, v]) => [k, median(v)]))
   return {
-    add_us: a,
-    validate_us: median(validate),
-    add_job_us: median(addJobUs),
-    validate_over_add: median(validate) / a,
-    add_job_over_add: median(addJobUs) / a,
+    add_us: m.add,
+    add_same_opts_us: m.add_same_opts,
+    validate_us: m.validate,
+    add_job_us: m.add_job,
+    validate_over_add: m.validate / m.add,
+    add_job_over_add_same_opts: m.add_job / m.add_same_opts,
+    add_job_over_add: m.add_job / m.add,
   }
 }
 
