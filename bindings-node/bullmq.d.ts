@@ -1,6 +1,6 @@
 // ojs-retry/bullmq: BullMQ (Node) workers whose retries an OJS policy decides.
 // `bullmq` (5.x) is an optional peer dependency: install it to use this module.
-import type { Job, JobsOptions, Queue, Worker, WorkerOptions } from "bullmq"
+import type { Job, JobsOptions, MinimalJob, Queue, Worker, WorkerOptions } from "bullmq"
 import type {
   Decision,
   EffectivePolicy,
@@ -155,7 +155,7 @@ export declare class Processor<D = any, R = any, N extends string = string> {
   /** The function to give `new Worker(name, processor.process, ...)`. */
   readonly process: (job: Job<D, R, N>, token?: string, signal?: AbortSignal) => Promise<R>
   /** `settings.backoffStrategy` for the backoff type `"ojs-retry"`. */
-  readonly backoffStrategy: (attemptsMade: number, type?: string, err?: Error, job?: Job) => number
+  readonly backoffStrategy: (attemptsMade: number, type?: string, err?: Error, job?: MinimalJob) => number
   /** The job's effective policy: the defaults ← its own layer. */
   policyFor(job: Job<D, R, N>): RetryPolicy
 }

@@ -68,6 +68,11 @@ const worker: Worker<Order, string, "charge"> = createWorker("orders", handler, 
 const processor: Processor<Order, string, "charge"> = createProcessor(handler, { policy: defaults })
 const manual = new Worker<Order, string, "charge">("orders", processor.process, workerOptions(processor, { connection }))
 const delay: number = processor.backoffStrategy(1, BACKOFF_TYPE, new Error("x"))
+const direct = new Worker<Order, string, "charge">("orders", processor.process, {
+  connection,
+  maxStalledCount: ATTEMPTS,
+  settings: { backoffStrategy: processor.backoffStrategy },
+})
 const policy: RetryPolicy = resolvePolicy(defaults, { max_attempts: 2 })
 
 async function inspect(): Promise<void> {
@@ -85,4 +90,4 @@ async function inspect(): Promise<void> {
   void key, t, ft, ATTEMPTS
 }
 
-void producer, inspect, worker, manual, delay, policy
+void producer, inspect, worker, manual, direct, delay, policy
