@@ -231,13 +231,26 @@ class Processor {
     throw new (core.bullmq().UnrecoverableError)(`ojs-retry: ${decision.action} (${decision.reason})`)
   }
 
-  /** Tells the listeners; `atMs` is the instant the engine decided at. */
+  /**
+   * Tells the listeners; `atMs` is the instant the engine decided at. A
+   * listener that throws never stops the decision being carried out: its
+   * error is the worker's 'error' event (a process warning when nobody
+   * listens), never hidden.
+   */
   notify(job, failure, decision, state) {
     if (this.listeners.length === 0) return
     const errors = state.errors
     const atMs = errors.length ? errors[errors.length - 1].timestampMs : Date.now()
     const event = { queue: job.queue.name, jobId: String(job.id), attempt: failure.attempt, failure, decision, atMs }
-    for (const listener of this.listeners) listener(event)
+    for (const listener of this.listeners) {
+      try {
+        listener(event)
+      } catch (err) {
+        const worker = job.queue
+        if (typeof worker.listenerCount === 'function' && worker.listenerCount('error') > 0) worker.emit('error', err)
+        else process.emitWarning(err instanceof Error ? err : new Error(String(err)), 'OjsRetryListenerError')
+      }
+    }
   }
 }
 

@@ -2,10 +2,12 @@
 // (REDIS_URL), the engine deciding every failure.
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
+import { Queue } from 'bullmq'
 import { RetryPolicy } from 'ojs-retry'
-import { addJob, deadLetters, JobError, STATE_KEY } from 'ojs-retry/bullmq'
+import { addJob, createWorker, deadLetters, JobError, STATE_KEY } from 'ojs-retry/bullmq'
 import { isSettled, isTerminal } from '../lib/fleet.mjs'
 import { localQueue } from '../lib/local.mjs'
+import { connectionOf, queueName, redisUrl } from '../lib/redis.mjs'
 
 const open = []
 after(() => Promise.all(open.map((q) => q.close())))
@@ -214,5 +216,45 @@ describe('enqueue-time validation (RET-16)', () => {
     // A good one goes through.
     const job = await addJob(q.queue, 'job', {}, { jobId: 'good' }, { policy: { max_attempts: 2 } })
     assert.equal(job.opts.ojs_retry_policy, '{"max_attempts":2}')
+  })
+})
+
+describe('listeners', () => {
+  test("a listener that throws does not stop the decision; its error is the worker's 'error' event", async () => {
+    const connection = connectionOf(redisUrl())
+    const name = queueName('listener')
+    const queue = new Queue(name, { connection })
+    const seen = []
+    let attempts = 0
+    const worker = createWorker(
+      name,
+      async () => {
+        attempts += 1
+        if (attempts === 1) throw new JobError('external.timeout')
+        return 'ok'
+      },
+      { connection },
+      {
+        policy: { initial_interval: 'PT0.05S' },
+        listeners: [
+          () => {
+            throw new Error('listener broke')
+          },
+        ],
+      },
+    )
+    worker.on('error', (err) => seen.push(err.message))
+    const completed = new Promise((resolve) => worker.on('completed', resolve))
+    open.push({
+      close: async () => {
+        await worker.close()
+        await queue.obliterate({ force: true })
+        await queue.close()
+      },
+    })
+    await addJob(queue, 'job', {}, { jobId: 'li-1' })
+    await completed
+    assert.equal(attempts, 2)
+    assert.deepEqual(seen, ['listener broke'])
   })
 })
