@@ -104,13 +104,18 @@ def send(
 ) -> Any:
     """``actor.send`` validating the message's ``ojs_policy`` first.
 
-    Raises :class:`ojs_retry.PolicyError` before anything reaches Redis.
+    Raises :class:`ojs_retry.PolicyError` before anything reaches Redis. The
+    check is the middleware's ``before_enqueue`` (once per message; here
+    when the broker has no :class:`OjsRetries`).
     """
-    middleware = _find(actor.broker)
-    defaults = middleware.actor_defaults(actor.options) if middleware else None
-    text = validate_job_policy(ojs_policy, defaults)
-    options = {POLICY_KEY: text} if text is not None else {}
-    return actor.send_with_options(args=args, kwargs=kwargs, **options)
+    if ojs_policy is None:
+        return actor.send_with_options(args=args, kwargs=kwargs)
+    if _find(actor.broker) is None:
+        validate_job_policy(ojs_policy)
+    try:
+        return actor.send_with_options(args=args, kwargs=kwargs, **{POLICY_KEY: layer_text(ojs_policy)})
+    except PolicyRefused as refused:
+        raise refused.error from None
 
 
 def _find(broker: Any) -> OjsRetries | None:
@@ -158,7 +163,9 @@ class OjsRetries(Middleware):  # type: ignore[misc,valid-type]
 
     def before_enqueue(self, broker: Any, message: Any, delay: int | None) -> None:
         layer = message.options.get(POLICY_KEY)
-        if layer is None:
+        if layer is None or STATE_KEY in message.options:
+            # No layer, or a retry this middleware enqueues (its layer was
+            # checked when it was first sent, and again by the decision).
             return
         try:
             actor = broker.get_actor(message.actor_name)
