@@ -184,9 +184,18 @@ function deadLetterKey(queueName, prefix = 'bull') {
   return `${prefix}:${queueName}:dead`
 }
 
+/**
+ * The raw Redis client of a Worker or Queue: BullMQ 6's Redis backend holds
+ * it (`getBackend().client`); BullMQ 5 has it on the class.
+ */
+function clientOf(queue) {
+  const backend = typeof queue.getBackend === 'function' ? queue.getBackend() : null
+  return backend && 'client' in backend ? backend.client : queue.client
+}
+
 /** The dead-letter records of `queue` (a BullMQ Queue or Worker), oldest first. */
 async function deadLetters(queue) {
-  const client = await queue.client
+  const client = await clientOf(queue)
   const raw = await client.lrange(deadLetterKey(queue.name, prefixOf(queue)), 0, -1)
   return raw.map((r) => JSON.parse(r))
 }
@@ -244,6 +253,7 @@ function stateFor(text, attempt) {
 
 module.exports = {
   CONTROL_ERRORS,
+  clientOf,
   POLICY_CACHE_SIZE,
   RATE_LIMIT_MESSAGE,
   bullmq,

@@ -41,7 +41,7 @@ return 1
 const defined = new WeakSet()
 
 async function writeState(worker, jobId, stateText, stalls, record) {
-  const client = await worker.client
+  const client = await core.clientOf(worker)
   if (!defined.has(client)) {
     client.defineCommand(WRITE_COMMAND, { numberOfKeys: 2, lua: WRITE_LUA })
     defined.add(client)
@@ -60,7 +60,7 @@ async function writeState(worker, jobId, stateText, stalls, record) {
 }
 
 async function readState(worker, jobId) {
-  const client = await worker.client
+  const client = await core.clientOf(worker)
   const [state, stalls] = await client.hmget(worker.toKey(String(jobId)), STATE_KEY, STALLS_KEY)
   return { state, stalls: Number(stalls || 0) }
 }

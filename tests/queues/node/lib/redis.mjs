@@ -18,3 +18,9 @@ export function queueName(tag) {
   n += 1
   return `ojs-${tag}-${process.pid}-${Date.now().toString(36)}-${n}`
 }
+
+/** The raw Redis client of a BullMQ Queue (BullMQ 6: its Redis backend's). */
+export function redisClient(queue) {
+  const backend = typeof queue.getBackend === 'function' ? queue.getBackend() : null
+  return backend && 'client' in backend ? backend.client : queue.client
+}

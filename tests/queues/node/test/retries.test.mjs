@@ -7,7 +7,7 @@ import { RetryPolicy } from 'ojs-retry'
 import { addJob, createWorker, deadLetters, JobError, STATE_KEY } from 'ojs-retry/bullmq'
 import { isSettled, isTerminal } from '../lib/fleet.mjs'
 import { localQueue } from '../lib/local.mjs'
-import { connectionOf, queueName, redisUrl } from '../lib/redis.mjs'
+import { connectionOf, queueName, redisClient, redisUrl } from '../lib/redis.mjs'
 
 const open = []
 after(() => Promise.all(open.map((q) => q.close())))
@@ -61,7 +61,7 @@ describe('retries', () => {
       q.events.of('d-1', 'bullmq-failed').map((e) => [e.attemptsMade, e.delay]),
       decisions.map((d) => [d.attempt, d.delayMs]),
     )
-    const client = await q.queue.client
+    const client = await redisClient(q.queue)
     const state = JSON.parse(await client.hget(q.queue.toKey('d-1'), STATE_KEY))
     assert.equal(state.attempt, 2)
     assert.deepEqual(state.errors.map((e) => e.type), ['external.timeout', 'external.timeout'])
@@ -152,7 +152,7 @@ describe('retries', () => {
     assert.deepEqual([record.decision.action, record.decision.reason, record.decision.attempt], ['dead_letter', 'exhausted', 12])
     assert.equal(record.policy.max_attempts, 12)
     assert.deepEqual([record.job.name, record.job.data], ['charge', { order: 42 }])
-    const client = await q.queue.client
+    const client = await redisClient(q.queue)
     assert.deepEqual(JSON.parse(await client.hget(q.queue.toKey('h-1'), STATE_KEY)), record.retry_state)
   })
 
@@ -192,7 +192,7 @@ describe('retries', () => {
 describe('enqueue-time validation (RET-16)', () => {
   test('a bad policy is refused with the typed error before anything reaches Redis', async () => {
     const q = await queueWith('refused', {})
-    const client = await q.queue.client
+    const client = await redisClient(q.queue)
     const keysBefore = (await client.keys(`bull:${q.name}:*`)).sort()
     const bad = [
       [{ max_attempts: -1 }, 'max_attempts'],

@@ -8,7 +8,7 @@ import { Queue } from 'bullmq'
 import { RetryPolicy } from 'ojs-retry'
 import { addJob, deadLetters, STALLED_TYPE, STATE_KEY } from 'ojs-retry/bullmq'
 import { Fleet, isSettled, isTerminal } from '../lib/fleet.mjs'
-import { connectionOf, queueName, redisUrl } from '../lib/redis.mjs'
+import { connectionOf, queueName, redisClient, redisUrl } from '../lib/redis.mjs'
 
 // A killed worker's lock lapses after lockDuration; the stalled checker runs
 // every stalledInterval (small here, so the test is quick).
@@ -61,7 +61,7 @@ describe('a killed worker', () => {
     assert.ok(starts[1].at - d.at >= d.delayMs, `the retry started ${starts[1].at - d.at} ms after the stall was counted, before its ${d.delayMs} ms delay`)
     const job = await queue.getJob('k-1')
     assert.equal(await job.getState(), 'completed')
-    const client = await queue.client
+    const client = await redisClient(queue)
     const state = JSON.parse(await client.hget(queue.toKey('k-1'), STATE_KEY))
     assert.deepEqual(state.errors.map((e) => [e.attempt, e.type]), [[1, STALLED_TYPE]])
   })

@@ -11,7 +11,7 @@ import { outcomeFor } from '../lib/outcome.mjs'
 import { redisUrl } from '../lib/redis.mjs'
 import { runTimeline } from '../lib/timeline.mjs'
 
-const scenario = JSON.parse(readFileSync(new URL('../../scenario.json', import.meta.url), 'utf8'))
+const scenario = JSON.parse(readFileSync(new URL('../../../../tests/queues/scenario.json', import.meta.url), 'utf8'))
 
 /** What the engine says for a job's script: [action, reason, delay_ms] per attempt. */
 function expected(policy, job) {
