@@ -1,5 +1,5 @@
 // ojs-retry/bullmq: BullMQ (Node) workers whose retries an OJS policy decides.
-// `bullmq` (5.x) is an optional peer dependency: install it to use this module.
+// `bullmq` (5.x or 6.x) is an optional peer dependency: install it to use this module.
 import type { Job, JobsOptions, MinimalJob, Queue, Worker, WorkerOptions } from "bullmq"
 import type {
   Decision,
