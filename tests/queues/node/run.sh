@@ -12,7 +12,7 @@
 # 4. tsc --strict on types-usage.ts against bindings-node/bullmq.d.ts and the
 #    real bullmq declarations;
 # 5. node --test test/*.test.mjs (worker processes forked where it matters);
-# 4-5 again against BullMQ 6 (bullmq6/package.json and its lock: the tests
+# 4-5 again against BullMQ 6 (tests/queues/node6/package.json and its lock: the tests
 #    copied into target/queues-node6/n, installed there).
 #
 # Exits non-zero on any failure; the last line is "N passed, N failed".
@@ -82,13 +82,14 @@ suite() {
 
 suite "$HERE" "bullmq 5"
 
-# BullMQ 6: the same tests beside bullmq6/package.json, in a scratch copy at the
+# BullMQ 6: the same tests with tests/queues/node6/package.json and its lock, in a
+# scratch copy at the
 # same depth under the root (so their relative paths hold).
 V6="$ROOT/target/queues-node6/n"
 rm -rf "$V6/lib" "$V6/test"
 mkdir -p "$V6"
 cp -r "$HERE/lib" "$HERE/test" "$HERE/types-usage.ts" "$HERE/tsconfig.json" "$HERE/.npmrc" "$V6/"
-cp "$HERE/bullmq6/package.json" "$HERE/bullmq6/package-lock.json" "$V6/"
+cp "$ROOT/tests/queues/node6/package.json" "$ROOT/tests/queues/node6/package-lock.json" "$V6/"
 if "$HERE/install.sh" "$V6"; then
     suite "$V6" "bullmq 6"
 else
