@@ -126,4 +126,7 @@ async def main() -> None:
 if __name__ == "__main__":
     asyncio.run(main())
     import os
+    import sys
+
+    sys.stdout.flush()  # os._exit below does not flush
     os._exit(0)  # ChasquiMQ 1.3.0's native module can crash at interpreter teardown
