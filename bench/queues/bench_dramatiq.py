@@ -116,7 +116,9 @@ def main() -> None:
     enqueue = bl.enqueue_cost(
         lambda i: actor.send("x"),
         lambda i: send(actor, "x", ojs_policy=bl.LAYER),
-        lambda i: validate_job_policy(bl.LAYER, middleware.actor_defaults(actor.options)),
+        # What the middleware does per send: the actor's defaults are resolved
+        # once (on the first send) and kept.
+        lambda i: validate_job_policy(bl.LAYER, middleware._actor_defaults(broker, actor.actor_name)),
         args.jobs,
     )
     for key in conn.scan_iter(f"dramatiq:*{tag}*"):

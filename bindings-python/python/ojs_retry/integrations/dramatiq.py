@@ -139,6 +139,9 @@ class OjsRetries(Middleware):  # type: ignore[misc,valid-type]
         self.policy = policy
         self.listeners = tuple(listeners)
         self.timeout_types = (TimeLimitExceeded, *timeout_types)
+        # Each actor's defaults, resolved once: an actor's options are fixed
+        # when it is declared.
+        self._defaults: dict[str, RetryPolicy | None] = {}
 
     @property
     def actor_options(self) -> set[str]:
@@ -155,6 +158,12 @@ class OjsRetries(Middleware):  # type: ignore[misc,valid-type]
             return None
         return resolve_policy(self.policy, layer)
 
+    def _actor_defaults(self, broker: Any, actor_name: str) -> RetryPolicy | None:
+        """:meth:`actor_defaults` of the named actor, resolved once."""
+        if actor_name not in self._defaults:
+            self._defaults[actor_name] = self.actor_defaults(broker.get_actor(actor_name).options)
+        return self._defaults[actor_name]
+
     def before_declare_actor(self, broker: Any, actor: Any) -> None:
         try:
             self.actor_defaults(actor.options)
@@ -168,12 +177,10 @@ class OjsRetries(Middleware):  # type: ignore[misc,valid-type]
             # checked when it was first sent, and again by the decision).
             return
         try:
-            actor = broker.get_actor(message.actor_name)
-            validate_job_policy(layer, self.actor_defaults(actor.options))
+            text = validate_job_policy(layer, self._actor_defaults(broker, message.actor_name))
         except PolicyError as error:
             raise PolicyRefused(error) from error
-        if not isinstance(layer, str):
-            message.options[POLICY_KEY] = layer_text(layer)
+        message.options[POLICY_KEY] = text
 
     def after_process_message(
         self, broker: Any, message: Any, *, result: Any = None, exception: BaseException | None = None
@@ -187,8 +194,7 @@ class OjsRetries(Middleware):  # type: ignore[misc,valid-type]
             message.fail()
 
     def _decide(self, broker: Any, message: Any, exception: BaseException) -> None:
-        actor = broker.get_actor(message.actor_name)
-        policy = resolve_policy(self.actor_defaults(actor.options), message.options.get(POLICY_KEY))
+        policy = resolve_policy(self._actor_defaults(broker, message.actor_name), message.options.get(POLICY_KEY))
         failure = failure_from_exception(exception, timeout_types=self.timeout_types)
         retries = int(message.options.get("retries", 0))
         attempt = retries + 1
