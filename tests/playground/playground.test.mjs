@@ -44,14 +44,14 @@ async function setPolicy(text) {
   }, text);
 }
 
-const faults = () => page.$$eval("#faults li", (lis) => lis.map((li) => ({
+const faults = () => page.locator("#faults li").evaluateAll((lis) => lis.map((li) => ({
   code: li.dataset.code, field: li.dataset.field, path: li.dataset.path, ok: li.classList.contains("ok"),
 })));
-const marked = () => page.$$eval("#editor-marks mark", (ms) => ms.map((m) => m.dataset.field));
+const marked = () => page.locator("#editor-marks mark").evaluateAll((ms) => ms.map((m) => m.dataset.field));
 
 test("the page loads the engine", async () => {
-  assert.equal(await page.$eval("#status", (s) => s.dataset.state), "ready", await page.$eval("#status", (s) => s.textContent));
-  const systems = await page.$$eval("#preset-system option", (os) => os.map((o) => o.value).filter(Boolean));
+  assert.equal(await page.locator("#status").first().evaluate((s) => s.dataset.state), "ready", await page.locator("#status").first().evaluate((s) => s.textContent));
+  const systems = await page.locator("#preset-system option").evaluateAll((os) => os.map((o) => o.value).filter(Boolean));
   assert.ok(systems.includes("sidekiq") && systems.length >= 13, systems.join());
 });
 
@@ -78,18 +78,18 @@ test("picking a preset fills its options and draws one point per retry", async (
   await page.selectOption("#preset-system", "sidekiq");
   await page.waitForFunction(() => document.querySelectorAll("#preset-form input").length > 0);
   // Sidekiq's own defaults: 25 retries (Sidekiq::JobRetry::DEFAULT_MAX_RETRY_ATTEMPTS), `retry: true`.
-  assert.equal(await page.$eval('#preset-form input[name="max_retries"]', (i) => i.value), "25");
-  assert.equal(await page.$eval('#preset-form input[name="retry"]', (i) => i.type === "checkbox" && i.checked), true);
-  const points = () => page.$$eval("#s-chart g.drawn circle", (cs) => cs.length);
-  const rows = () => page.$$eval("#s-table tbody tr", (rs) => rs.length);
+  assert.equal(await page.locator('#preset-form input[name="max_retries"]').first().evaluate((i) => i.value), "25");
+  assert.equal(await page.locator('#preset-form input[name="retry"]').first().evaluate((i) => i.type === "checkbox" && i.checked), true);
+  const points = () => page.locator("#s-chart g.drawn circle").evaluateAll((cs) => cs.length);
+  const rows = () => page.locator("#s-table tbody tr").evaluateAll((rs) => rs.length);
   assert.equal(await points(), 25);
   assert.equal(await rows(), 25);
-  assert.equal(await page.$eval("#s-chart g.band", (g) => g.children.length), 25);
-  assert.ok(!(await page.$eval("#preset-views", (v) => v.hidden)));
-  const doc = JSON.parse(await page.$eval("#preset-doc", (p) => p.textContent));
+  assert.equal(await page.locator("#s-chart g.band").first().evaluate((g) => g.children.length), 25);
+  assert.ok(!(await page.locator("#preset-views").first().evaluate((v) => v.hidden)));
+  const doc = JSON.parse(await page.locator("#preset-doc").first().evaluate((p) => p.textContent));
   assert.equal(doc.preset.system, "sidekiq");
   assert.equal(doc.preset.max_retries, 25);
-  const plain = JSON.parse(await page.$eval("#preset-plain", (p) => p.textContent));
+  const plain = JSON.parse(await page.locator("#preset-plain").first().evaluate((p) => p.textContent));
   assert.equal(plain.max_attempts, 26, "25 retries: 26 attempts");
   // Changing an option rebuilds the policy: 5 retries, 5 points.
   await page.fill('#preset-form input[name="max_retries"]', "5");
@@ -121,7 +121,7 @@ test("the decision explorer gives the vectors' answers", async () => {
     await page.fill("#d-now", String(now));
     await page.selectOption("#d-jitter", "u");
     await page.fill("#d-jitter-value", String(jitter.u));
-    const got = await page.$$eval(".decision dd", (dds) => Object.fromEntries(dds.map((d) => [d.id, d.dataset.value])));
+    const got = await page.locator(".decision dd").evaluateAll((dds) => Object.fromEntries(dds.map((d) => [d.id, d.dataset.value])));
     const e = c.expect.decision;
     const s = (v) => (v === null ? "null" : String(v));
     assert.deepEqual(got, {
@@ -132,7 +132,7 @@ test("the decision explorer gives the vectors' answers", async () => {
 });
 
 /** Per chart: its name, peak, and the sum of its bars' counts per round. */
-const herdCharts = () => page.$$eval(".herd-chart", (charts) => charts.map((c) => ({
+const herdCharts = () => page.locator(".herd-chart").evaluateAll((charts) => charts.map((c) => ({
   name: c.dataset.name,
   peak: Number(c.dataset.peak),
   rounds: [...c.querySelectorAll("g.round")].map((g) => [...g.querySelectorAll("rect")].reduce((s, r) => s + Number(r.dataset.count), 0)),
@@ -144,7 +144,7 @@ async function runHerd(jobs, retries) {
   await page.evaluate(() => { document.getElementById("h-summary").textContent = ""; });
   await page.click("#h-run");
   await page.waitForFunction(() => document.getElementById("h-summary").textContent !== "" || document.getElementById("h-error").textContent !== "");
-  assert.equal(await page.$eval("#h-error", (e) => e.textContent), "");
+  assert.equal(await page.locator("#h-error").first().evaluate((e) => e.textContent), "");
   return page.evaluate(() => window.__playground.timings.herd);
 }
 
