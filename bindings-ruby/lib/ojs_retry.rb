@@ -21,6 +21,31 @@ module OjsRetry
     attr_reader :code, :field, :path, :faults
   end
 
+  # Immutable values: as for an Integer, a copy is the value itself (the
+  # wrapped classes have no allocator for Object#dup to copy into).
+  [RetryPolicy, Decision, ScheduleRow].each do |klass|
+    klass.class_eval do
+      def dup = self
+      def clone(**) = self
+    end
+  end
+
+  class RetryPolicy
+    # Marshal (Rails.cache, DRb) writes a policy as its canonical JSON.
+    def _dump(_level) = to_json
+    def self._load(text) = from_json(text)
+  end
+
+  class RetryState
+    # Marshal writes the history limit and the §10 document.
+    def _dump(_level) = "#{history_limit}\n#{to_json}"
+
+    def self._load(data)
+      limit, text = data.split("\n", 2)
+      from_json(text, history_limit: Integer(limit, 10))
+    end
+  end
+
   # A forked child must not repeat its parent's entropy draws (Resque forks
   # a child per job; Sidekiq Enterprise forks its workers). Process._fork
   # (Ruby >= 3.1) is the hook every fork goes through.

@@ -11,7 +11,7 @@ pub(crate) enum Keys {
     /// `"max_attempts"`: a document (`to_h`), equal to `JSON.parse(to_json)`.
     Strings,
     /// `:field`: a Ruby record (`PolicyError#faults`, `RetryState#errors`,
-    /// `Reservation#expiry`, whose keys are `decide`'s keywords).
+    /// `Reservation#expiry`).
     Symbols,
 }
 

@@ -211,7 +211,7 @@ impl Reservation {
     }
 
     /// `expiry(now = nil)`: `{attempt: n, timed_out: true}` once expired —
-    /// `decide`'s keywords — else `nil`.
+    /// the failure to `decide` — else `nil`.
     pub(crate) fn expiry(ruby: &Ruby, rb_self: &Self, args: &[Value]) -> Result<Value, Error> {
         let now = now(ruby, optional_now(args)?)?;
         let result = lock(&rb_self.inner).expiry(now);
