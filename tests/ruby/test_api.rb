@@ -233,6 +233,8 @@ class TestApi < Minitest::Test
   def test_a_forked_child_draws_its_own_entropy
     skip "fork is not available on this platform" unless Process.respond_to?(:fork)
 
+    # A draw first: the parent's generator exists (and is copied) at the fork.
+    O.jitter_sample(1)
     rd, wr = IO.pipe
     pid = fork do
       rd.close
