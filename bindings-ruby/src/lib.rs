@@ -16,7 +16,7 @@ mod state;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use magnus::prelude::*;
-use magnus::scan_args::{get_kwargs, scan_args};
+use magnus::scan_args::scan_args;
 use magnus::{Error, RArray, RHash, RModule, Ruby, Value, function, method};
 use ojs_retry::ErrorCode;
 
@@ -106,12 +106,7 @@ fn jitter_sample(ruby: &Ruby, args: &[Value]) -> Result<u64, Error> {
     let (n,) = args.required;
     let n = args::uint(ruby, n, "retry_number")?;
     let kw = args.keywords;
-    let kw = get_kwargs::<_, (), (Option<Value>, Option<Value>, Option<Value>), ()>(
-        kw,
-        &[],
-        &["u", "seed", "key"],
-    )?;
-    let (u, seed, key) = kw.optional;
+    let (u, seed, key) = policy::jitter_kw(ruby, kw)?;
     let opts = args::options(ruby, &[("u", u), ("seed", seed), ("key", key)])?;
     opts.jitter_or_entropy()
         .sample(n)

@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use magnus::prelude::*;
 use magnus::scan_args::{get_kwargs, scan_args};
+use magnus::value::{Id, LazyId};
 use magnus::{Error, RArray, RHash, RString, Ruby, Symbol, TryConvert, Value, r_hash::ForEach};
 use ojs_retry::{HandlerCode, Jitter, Layer, Reason, Value as Doc};
 
@@ -202,8 +203,7 @@ impl RetryPolicy {
         let (attempt,) = args.required;
         let attempt = args::uint(ruby, attempt, "attempt")?;
         let kw = args.keywords;
-        let kw = get_kwargs::<_, (), FailureKw, ()>(kw, &[], &FAILURE_KW)?;
-        let (failure, options) = split_failure(&kw.optional);
+        let (failure, options) = split_failure(&failure_kw(ruby, kw)?);
         let failure = args::failure(ruby, &failure, attempt)?;
         let opts = args::options(ruby, &options)?;
         let now = opts.now.map_or_else(|| crate::clock_ms(ruby), Ok)?;
@@ -252,26 +252,47 @@ fn counted(ruby: &Ruby, args: &[Value], field: &str) -> Result<(u64, Option<Jitt
     let (n,) = args.required;
     let n = args::uint(ruby, n, field)?;
     let kw = args.keywords;
-    let kw = get_kwargs::<_, (), JitterKw, ()>(kw, &[], &["u", "seed", "key"])?;
-    let (u, seed, key) = kw.optional;
+    let (u, seed, key) = jitter_kw(ruby, kw)?;
     let opts = args::options(ruby, &[("u", u), ("seed", seed), ("key", key)])?;
     Ok((n, opts.jitter))
 }
 
-type JitterKw = (Option<Value>, Option<Value>, Option<Value>);
+pub(crate) type JitterKw = (Option<Value>, Option<Value>, Option<Value>);
 
-/// The failure's keywords, then `now` and the jitter source.
-pub(crate) const FAILURE_KW: [&str; 9] = [
-    "type",
-    "code",
-    "timed_out",
-    "message",
-    "details",
-    "now",
-    "u",
-    "seed",
-    "key",
+/// The failure's keywords, then `now` and the jitter source: interned
+/// once (a name looked up on every call costs more than the engine's work).
+static FAILURE_KW: [LazyId; 9] = [
+    LazyId::new("type"),
+    LazyId::new("code"),
+    LazyId::new("timed_out"),
+    LazyId::new("message"),
+    LazyId::new("details"),
+    LazyId::new("now"),
+    LazyId::new("u"),
+    LazyId::new("seed"),
+    LazyId::new("key"),
 ];
+
+/// The jitter keywords of `delay`, `schedule` and `jitter_sample`.
+static JITTER_KW: [LazyId; 3] = [LazyId::new("u"), LazyId::new("seed"), LazyId::new("key")];
+
+/// Names interned once, as `get_kwargs` takes them.
+pub(crate) fn ids<const N: usize>(ruby: &Ruby, names: &[LazyId; N]) -> [Id; N] {
+    names.each_ref().map(|l| LazyId::get_inner_with(l, ruby))
+}
+
+/// The failure keywords of `decide` / `record_failure`, and `now`, `u`,
+/// `seed`, `key`.
+pub(crate) fn failure_kw(ruby: &Ruby, kw: RHash) -> Result<FailureKw, Error> {
+    let none: [Id; 0] = [];
+    Ok(get_kwargs::<_, (), FailureKw, ()>(kw, &none, &ids(ruby, &FAILURE_KW))?.optional)
+}
+
+/// The jitter keywords `u`, `seed`, `key`.
+pub(crate) fn jitter_kw(ruby: &Ruby, kw: RHash) -> Result<JitterKw, Error> {
+    let none: [Id; 0] = [];
+    Ok(get_kwargs::<_, (), JitterKw, ()>(kw, &none, &ids(ruby, &JITTER_KW))?.optional)
+}
 
 pub(crate) type FailureKw = (
     Option<Value>,

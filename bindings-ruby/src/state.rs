@@ -13,7 +13,7 @@ use ojs_retry::{Case, ErrorCode, Heartbeat, limits};
 use crate::args;
 use crate::convert::{Keys, serialize};
 use crate::errors::CoreResult;
-use crate::policy::{Decision, FAILURE_KW, FailureKw, RetryPolicy, split_failure};
+use crate::policy::{Decision, RetryPolicy, failure_kw, split_failure};
 use crate::read::{self, with_reader};
 
 /// Locks a mutex; the core never panics while one is held, and a poisoned
@@ -128,8 +128,7 @@ impl RetryState {
             .map(|a| args::uint(ruby, a, "attempt"))
             .transpose()?;
         let kw = args.keywords;
-        let kw = get_kwargs::<_, (), FailureKw, ()>(kw, &[], &FAILURE_KW)?;
-        let (failure, options) = split_failure(&kw.optional);
+        let (failure, options) = split_failure(&failure_kw(ruby, kw)?);
         // The attempt is filled in under the lock (0: a placeholder).
         let mut failure = args::failure(ruby, &failure, 0)?;
         let opts = args::options(ruby, &options)?;
