@@ -121,6 +121,8 @@ fn after_fork() {
     ojs_retry::reseed_after_fork();
 }
 
+/// `RetryPolicy`, then the other classes. None has an allocator: each is
+/// made by its `new` (or by the engine), never half-initialised.
 fn define_classes(ruby: &Ruby, m: RModule) -> Result<(), Error> {
     let c = m.define_class("RetryPolicy", ruby.class_object())?;
     c.undef_default_alloc_func();
@@ -159,7 +161,12 @@ fn define_classes(ruby: &Ruby, m: RModule) -> Result<(), Error> {
     c.define_method("eql?", method!(RetryPolicy::eq, 1))?;
     c.define_method("hash", method!(RetryPolicy::hash, 0))?;
     c.define_method("inspect", method!(RetryPolicy::inspect, 0))?;
+    define_value_classes(ruby, m)?;
+    define_state_classes(ruby, m)
+}
 
+/// `Decision` and `ScheduleRow`: results, made only by the engine.
+fn define_value_classes(ruby: &Ruby, m: RModule) -> Result<(), Error> {
     let c = m.define_class("Decision", ruby.class_object())?;
     c.undef_default_alloc_func();
     c.define_method("action", method!(Decision::action, 0))?;
@@ -193,9 +200,10 @@ fn define_classes(ruby: &Ruby, m: RModule) -> Result<(), Error> {
     c.define_method("eql?", method!(ScheduleRow::eq, 1))?;
     c.define_method("hash", method!(ScheduleRow::hash, 0))?;
     c.define_method("inspect", method!(ScheduleRow::inspect, 0))?;
-    define_state_classes(ruby, m)
+    Ok(())
 }
 
+/// `RetryState` and `Reservation`: the mutable classes.
 fn define_state_classes(ruby: &Ruby, m: RModule) -> Result<(), Error> {
     let c = m.define_class("RetryState", ruby.class_object())?;
     c.undef_default_alloc_func();

@@ -4,11 +4,10 @@
 //! a document — depth, the limits, a repeated key, each fault located at
 //! its path — exactly as they do for Python's and JavaScript's values.
 //!
-//! Why not `serde_magnus`: it is built on magnus 0.8 (this crate uses 0.9,
-//! and the two cannot share values), it copies a string before anyone can
-//! measure it, raises `RangeError` for an `Integer` beyond 64 bits and
-//! walks skipped values in full. What this reader decides, and the core
-//! cannot see:
+//! Why not `serde_magnus` (0.11): it is built on magnus 0.8 (this crate
+//! uses 0.9, and the two cannot share values), it copies a string before
+//! anyone can measure it, and it raises `RangeError` for an `Integer`
+//! beyond 64 bits. What this reader decides, and the core cannot see:
 //!
 //! * plain data only: `Hash`, `Array`, `String`, `Symbol`, `Integer`,
 //!   `Float`, `true`, `false`, `nil` (subclasses of `Hash`, `Array` and
