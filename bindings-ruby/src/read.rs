@@ -25,8 +25,9 @@
 //!
 //! No Ruby method is called while a value is read (only Ruby's C API: the
 //! values are read, never sent messages), so nothing can change a `Hash`
-//! while its entries are held here: every value held is still reachable
-//! from the argument being read, which the caller's frame keeps alive.
+//! while it is read. Ruby values are held on the stack or in a Ruby
+//! `Array` the reader makes, never in Rust's heap, where Ruby's garbage
+//! collector could neither see them nor update them when it compacts.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -97,13 +98,20 @@ impl<'r> Reader<'r> {
     /// Named values (keyword arguments) as one document object, read as if
     /// they were a `Hash`; `None` entries are left out.
     pub(crate) fn pairs(&self, pairs: &[(&'static str, Option<Value>)]) -> Pairs<'_, 'r> {
-        let given: Vec<(&'static str, Value)> = pairs
-            .iter()
-            .filter_map(|&(k, v)| v.map(|v| (k, v)))
-            .collect();
+        let values = self.ruby.ary_new_capa(pairs.len());
+        let mut names = Vec::with_capacity(pairs.len());
+        for &(name, v) in pairs {
+            if let Some(v) = v {
+                names.push(name);
+                // An Array made here, with room for every entry: a push
+                // cannot fail (it is not frozen).
+                let _ = values.push(v);
+            }
+        }
         Pairs {
-            len: given.len(),
-            items: given.into_iter(),
+            names: names.into_iter(),
+            values,
+            next: 0,
             value: None,
             r: self,
         }
@@ -204,6 +212,7 @@ impl<'de> Deserializer<'de> for Rb<'_, '_> {
                 h,
                 len: h.len(),
                 items: None,
+                next: 0,
                 value: None,
                 r: self.r,
             });
@@ -270,8 +279,7 @@ impl<'de> SeqAccess<'de> for Seq<'_, '_> {
         if self.next >= self.len {
             return Ok(None);
         }
-        let index = isize::try_from(self.next).map_err(de::Error::custom)?;
-        let v: Value = self.a.entry(index).map_err(|e| self.r.raised(e))?;
+        let v = entry(self.r, self.a, self.next)?;
         self.next = self.next.saturating_add(1);
         seed.deserialize(self.r.value(v)).map(Some)
     }
@@ -286,29 +294,46 @@ impl<'de> SeqAccess<'de> for Seq<'_, '_> {
 struct Map<'a, 'r> {
     h: RHash,
     len: usize,
-    /// The entries, taken on the first key: after the core has checked the
-    /// announced length.
-    items: Option<vec::IntoIter<(Value, Value)>>,
+    /// The entries as a flat `Array` `[k0, v0, k1, v1, ...]`, taken on the
+    /// first key: after the core has checked the announced length.
+    items: Option<RArray>,
+    next: usize,
     value: Option<Value>,
     r: &'a Reader<'r>,
 }
 
 impl Map<'_, '_> {
-    fn entries(&mut self) -> Result<&mut vec::IntoIter<(Value, Value)>, ReadError> {
-        if self.items.is_none() {
-            let mut all = Vec::with_capacity(self.len);
-            self.h
-                .foreach(|k: Value, v: Value| {
-                    all.push((k, v));
-                    Ok(ForEach::Continue)
-                })
-                .map_err(|e| self.r.raised(e))?;
-            self.items = Some(all.into_iter());
+    /// The next entry, if any.
+    fn entry(&mut self) -> Result<Option<(Value, Value)>, ReadError> {
+        let items = match self.items {
+            Some(items) => items,
+            None => {
+                let all = self.r.ruby.ary_new_capa(self.len.saturating_mul(2));
+                self.h
+                    .foreach(|k: Value, v: Value| {
+                        all.push(k)?;
+                        all.push(v)?;
+                        Ok(ForEach::Continue)
+                    })
+                    .map_err(|e| self.r.raised(e))?;
+                self.items = Some(all);
+                all
+            }
+        };
+        if self.next >= items.len() {
+            return Ok(None);
         }
-        self.items
-            .as_mut()
-            .ok_or_else(|| ReadError("the entries of a Hash could not be read".into()))
+        let k = entry(self.r, items, self.next)?;
+        let v = entry(self.r, items, self.next.saturating_add(1))?;
+        self.next = self.next.saturating_add(2);
+        Ok(Some((k, v)))
     }
+}
+
+/// An `Array`'s element.
+fn entry(r: &Reader<'_>, a: RArray, index: usize) -> Result<Value, ReadError> {
+    let index = isize::try_from(index).map_err(de::Error::custom)?;
+    a.entry(index).map_err(|e| r.raised(e))
 }
 
 impl<'de> MapAccess<'de> for Map<'_, '_> {
@@ -318,7 +343,7 @@ impl<'de> MapAccess<'de> for Map<'_, '_> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, ReadError> {
-        let Some((k, v)) = self.entries()?.next() else {
+        let Some((k, v)) = self.entry()? else {
             return Ok(None);
         };
         self.value = Some(v);
@@ -369,8 +394,10 @@ fn describe_key(ruby: &Ruby, k: Value) -> &'static str {
 
 /// Keyword arguments as one document object (see [`Reader::pairs`]).
 pub(crate) struct Pairs<'a, 'r> {
-    len: usize,
-    items: vec::IntoIter<(&'static str, Value)>,
+    names: vec::IntoIter<&'static str>,
+    /// The values, in the names' order.
+    values: RArray,
+    next: usize,
     value: Option<Value>,
     r: &'a Reader<'r>,
 }
@@ -396,10 +423,11 @@ impl<'de> MapAccess<'de> for Pairs<'_, '_> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, ReadError> {
-        let Some((k, v)) = self.items.next() else {
+        let Some(k) = self.names.next() else {
             return Ok(None);
         };
-        self.value = Some(v);
+        self.value = Some(entry(self.r, self.values, self.next)?);
+        self.next = self.next.saturating_add(1);
         seed.deserialize(de::value::StrDeserializer::new(k))
             .map(Some)
     }
@@ -413,6 +441,6 @@ impl<'de> MapAccess<'de> for Pairs<'_, '_> {
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.len)
+        Some(self.values.len())
     }
 }

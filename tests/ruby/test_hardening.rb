@@ -5,6 +5,8 @@
 # and the extension keeps answering afterwards.
 require_relative "helper"
 require "set"
+require "open3"
+require "rbconfig"
 
 class TestHardening < Minitest::Test
   O = OjsRetry
@@ -144,6 +146,32 @@ class TestHardening < Minitest::Test
     deep = []
     100_000.times { deep = [deep] }
     assert_fault policy_error({ jitter: deep }), "validation.retry_policy_invalid", "jitter", "jitter[0]"
+  end
+
+  # Reading a value that makes Ruby allocate (a Shift_JIS String is
+  # transcoded) with a compacting GC at every allocation: the values being
+  # read are held where the GC sees and updates them. In a fresh process, so
+  # that each GC walks a small heap.
+  GC_STRESS = <<~RUBY
+    require "ojs_retry"
+    doc = { "non_retryable_errors" => Array.new(8) { |i| "支払い\#{i}.*".encode(Encoding::Shift_JIS) },
+            max_attempts: 4, jitter: false }
+    GC.auto_compact = true
+    GC.stress = true
+    p = OjsRetry::RetryPolicy.new(doc, initial_interval: "PT2S".encode(Encoding::UTF_16LE))
+    d = p.decide(1, type: "支払い7.x", message: "x".encode(Encoding::UTF_16LE), now: 0, key: "k")
+    GC.stress = false
+    raise "patterns" unless p.non_retryable_errors == Array.new(8) { |i| "支払い\#{i}.*" }
+    raise "decision" unless [p.initial_interval_ms, d.action, d.matched_pattern] == [2000, "discard", "支払い7.*"]
+    puts "gc stress OK"
+  RUBY
+
+  def test_reading_survives_gc_stress_and_compaction
+    skip "GC.auto_compact is not available" unless GC.respond_to?(:auto_compact=)
+
+    out, err, status = Open3.capture3(RbConfig.ruby, "-e", GC_STRESS)
+    assert status.success?, err
+    assert_equal "gc stress OK\n", out
   end
 
   def test_state_documents
