@@ -115,6 +115,16 @@ class TestHardening < Minitest::Test
     assert_equal ["jitter"], with_default.keys, "the default block never ran"
   end
 
+  def test_an_identity_hash_repeating_a_key_is_an_error
+    h = {}.compare_by_identity
+    h[+"max_attempts"] = 4
+    h[+"max_attempts"] = 5
+    assert_equal 2, h.size
+    e = policy_error(h)
+    assert_fault e, "validation.retry_policy_invalid", nil
+    assert_match(/duplicate key "max_attempts"/, e.message)
+  end
+
   def test_limits_are_checked_before_copying
     e = policy_error({ non_retryable_errors: ["x" * 65_537] })
     assert_fault e, "validation.retry_policy_invalid", "non_retryable_errors", "non_retryable_errors[0]"
