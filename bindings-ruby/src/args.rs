@@ -103,6 +103,11 @@ pub(crate) fn options(
     ruby: &Ruby,
     given: &[(&'static str, Option<Value>)],
 ) -> Result<CallOptions, Error> {
+    // The common call gives none: nothing to read (the core's options of an
+    // empty object are its defaults).
+    if given.iter().all(|(_, v)| v.is_none()) {
+        return Ok(CallOptions::default());
+    }
     with_reader(ruby, |r| {
         CallOptions::from_deserializer(r.pairs(given), Case::Snake)
     })
@@ -116,6 +121,10 @@ pub(crate) fn failure(
     given: &[(&'static str, Option<Value>)],
     attempt: u64,
 ) -> Result<Failure, Error> {
+    if given.iter().all(|(_, v)| v.is_none()) {
+        let empty = ojs_retry::Value::Object(ojs_retry::Map::new());
+        return Failure::from_value(&empty, Case::Snake, Some(attempt)).rb(ruby);
+    }
     with_reader(ruby, |r| {
         Failure::from_deserializer(r.pairs(given), Case::Snake, Some(attempt))
     })
