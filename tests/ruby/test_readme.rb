@@ -14,6 +14,13 @@ class TestReadme < Minitest::Test
     assert_operator BLOCKS.length, :>=, 2, "the README's quick start and presets blocks"
   end
 
+  # Every fenced block is Ruby, and so runs here: the README shows nothing
+  # that is not executed.
+  def test_every_code_block_is_ruby
+    fences = File.read(README, encoding: "UTF-8").scan(/^```(\S*)$/).flatten.each_slice(2).map(&:first)
+    assert_equal ["ruby"] * BLOCKS.length, fences
+  end
+
   BLOCKS.each_with_index do |code, i|
     define_method("test_readme_block_#{i}") do
       out, err, status = Open3.capture3(RbConfig.ruby, "-e", code)
