@@ -238,8 +238,17 @@ fn merged_options(ruby: &Ruby, options: Value, kw: RHash) -> Result<Value, Error
     }
     let all = ruby.hash_new();
     all.update(h)?;
-    kw.foreach(|k: Symbol, v: Value| {
-        all.delete::<_, Value>(k.name()?.into_owned())?;
+    kw.foreach(|k: Value, v: Value| {
+        // A keyword (a Symbol, or a String from `**{"retry" => 5}`)
+        // replaces the option in either spelling.
+        let name = match Symbol::from_value(k) {
+            Some(sym) => Some(sym.name()?.into_owned()),
+            None => RString::from_value(k).map(RString::to_string).transpose()?,
+        };
+        if let Some(name) = name {
+            all.delete::<_, Value>(ruby.to_symbol(&name))?;
+            all.delete::<_, Value>(name)?;
+        }
         all.aset(k, v)?;
         Ok(ForEach::Continue)
     })?;

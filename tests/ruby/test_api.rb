@@ -191,6 +191,7 @@ class TestApi < Minitest::Test
     a = O::RetryPolicy.preset("sidekiq", { "retry" => 3 }, retry: 5)
     b = O::RetryPolicy.preset("sidekiq", retry: 5)
     assert_equal b, a
+    assert_equal b, O::RetryPolicy.preset("sidekiq", { retry: 3 }, **{ "retry" => 5 })
     assert_equal "sidekiq", a.preset_system
     e = assert_raises(O::PolicyError) { O::RetryPolicy.preset("nope") }
     assert_equal "validation.retry_policy_invalid", e.code
