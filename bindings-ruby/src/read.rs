@@ -103,9 +103,10 @@ impl<'r> Reader<'r> {
         for &(name, v) in pairs {
             if let Some(v) = v {
                 names.push(name);
-                // An Array made here, with room for every entry: a push
-                // cannot fail (it is not frozen).
-                let _ = values.push(v);
+                // A failed push (out of memory) is raised after the read.
+                if let Err(e) = values.push(v) {
+                    self.raised(e);
+                }
             }
         }
         Pairs {
