@@ -41,9 +41,10 @@ export function capText(ms) {
   return ms >= UNBOUNDED ? "no cap" : human(ms);
 }
 
-/** `850ms`, `1.5s`, `42s`, `5m 20s`, `1h 5m`, `2d 3h`. */
+/** `850ms`, `1.5s`, `42s`, `5m 20s`, `1h 5m`, `2d 3h`; `∞` where a formula saturates at the engine's largest duration. */
 export function human(ms) {
   if (ms == null) return "—";
+  if (ms >= UNBOUNDED) return "∞";
   if (ms < 1000) return `${Math.round(ms)}ms`;
   if (ms < 10_000 && ms % 1000 !== 0) return `${(ms / 1000).toFixed(1)}s`;
   const units = [[864e5, "d"], [36e5, "h"], [6e4, "m"], [1e3, "s"]];

@@ -38,7 +38,7 @@ impl From<Error> for Failed {
 }
 
 /// The engine's argument fields and the flags that give them.
-const FLAGS: [(&str, &str); 10] = [
+const FLAGS: [(&str, &str); 11] = [
     ("attempt", "--attempt"),
     ("timestamp", "--now"),
     ("now", "--now"),
@@ -47,6 +47,7 @@ const FLAGS: [(&str, &str); 10] = [
     ("seed", "--seed"),
     ("key", "--key"),
     ("retries", "--retries"),
+    ("count", "--retries"),
     ("jobs", "--jobs"),
     ("bucket_ms", "--bucket-ms"),
 ];

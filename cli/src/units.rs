@@ -57,8 +57,12 @@ pub fn retries_allowed(max_attempts: u64) -> String {
     }
 }
 
-/// `1500` → `1.5s`, `5_400_000` → `1h 30m`, `250` → `250ms`.
+/// `1500` → `1.5s`, `5_400_000` → `1h 30m`, `250` → `250ms`; `∞` for the
+/// engine's largest duration (where a formula saturates).
 pub fn human(ms: u64) -> String {
+    if ms >= MAX_MS {
+        return "∞".to_owned();
+    }
     if ms < 1_000 {
         return format!("{ms}ms");
     }
@@ -89,6 +93,9 @@ pub fn short(ms: u64) -> String {
         (60_000, "m"),
         (1_000, "s"),
     ];
+    if ms >= MAX_MS {
+        return "∞".to_owned();
+    }
     if ms < 1_000 {
         return format!("{ms}ms");
     }
@@ -137,6 +144,10 @@ mod tests {
     fn unbounded_values_say_what_they_mean() {
         assert_eq!(cap(MAX_MS), "no cap");
         assert_eq!(cap(300_000), "5m");
+        assert_eq!(
+            (human(MAX_MS), short(MAX_MS)),
+            ("∞".to_owned(), "∞".to_owned())
+        );
         assert_eq!(retries_allowed(MAX_MS), "unlimited retries");
         assert_eq!(retries_allowed(1), "no retries (max_attempts 1)");
         assert_eq!(retries_allowed(25), "24 retries allowed (max_attempts 25)");

@@ -210,6 +210,11 @@ fn a_flag_fault_names_the_flag_beside_the_field() {
         (v["flag"].as_str(), v["field"].as_str()),
         (Some("--now"), Some("timestamp"))
     );
+    let err = joined(&run(&["schedule", p, "--retries", "100001"]).stderr);
+    assert!(
+        err.starts_with("error[validation.invalid_argument] --retries (field count): "),
+        "{err}"
+    );
     let err = text(&run(&["simulate", p, "--jobs", "0"]).stderr);
     assert!(
         err.starts_with("error[validation.invalid_argument] --jobs (field jobs): "),
