@@ -146,29 +146,39 @@ async function followChecks(page) {
 const scheduleTicks = (page) => page.locator("#s-chart text[text-anchor=end]").evaluateAll((ts) => ts.map((t) => t.textContent)
   .filter((t) => /^\d/.test(t)));
 
+async function pick(page, system) {
+  await page.selectOption("#preset-system", system);
+  await page.waitForFunction((s) => (window.__playground.policy?.presetSystem ?? "") === s, system);
+  await settled(page);
+}
+
+async function noCap(page, what) {
+  const cap = await page.locator('#preset-plain dd[data-field="max_interval"]').textContent();
+  assert.equal(cap, "no cap", what);
+  const text = await page.locator("body").innerText();
+  assert.doesNotMatch(text, /\d{7,}\s*(H|h|d\b)/, `${what}: no 7-digit hour or day count on the page`);
+}
+
 async function unboundedChecks(page) {
-  for (const system of ["sidekiq", "bullmq"]) {
-    await page.selectOption("#preset-system", system);
-    await page.waitForFunction((s) => window.__playground.policy?.presetSystem === s, system);
-    await settled(page);
-    const cap = await page.locator('#preset-plain dd[data-field="max_interval"]').textContent();
-    assert.equal(cap, "no cap", system);
-    const text = await page.locator("body").innerText();
-    assert.doesNotMatch(text, /\d{7,}\s*(H|h|d\b)/, `${system}: no 7-digit hour or day count on the page`);
-  }
+  await pick(page, "sidekiq");
+  await noCap(page, "sidekiq");
   // BullMQ's own default is one attempt: the schedule says it never retries, as the explorer and the herd do.
+  await pick(page, "bullmq");
   const caption = await page.locator("#s-caption").textContent();
   assert.ok(caption.startsWith("This policy never retries (max_attempts 1)"), caption);
   assert.equal(await page.locator("#s-chart circle").count(), 0);
   assert.equal(await page.locator("#d-reason").textContent(), "exhausted");
   assert.ok((await page.locator(".herd-chart h3").first().textContent()).includes("never retries"));
-  // Five attempts: an axis with several distinct labels.
-  await page.fill('#preset-form input[name="attempts"]', "5");
-  await page.waitForFunction(() => document.querySelectorAll("#s-chart g.drawn circle").length === 4);
-  const ticks = await scheduleTicks(page);
-  assert.ok(ticks.length >= 2 && new Set(ticks).size === ticks.length, `distinct axis labels: ${ticks}`);
-  await page.selectOption("#preset-system", "");
+  // Exponential backoff: no cap, and a delay axis with several distinct labels.
+  const before = await page.evaluate(() => window.__playground.version);
+  await page.fill('#preset-form input[name="backoff"]', '{"type": "exponential", "delay": 1000}');
+  await page.fill('#preset-form input[name="attempts"]', "6");
+  await page.waitForFunction((v) => window.__playground.version > v && document.querySelectorAll("#s-chart g.drawn circle").length === 5, before);
   await settled(page);
+  await noCap(page, "bullmq, exponential");
+  const ticks = await scheduleTicks(page);
+  assert.ok(ticks.length >= 3 && new Set(ticks).size === ticks.length, `distinct axis labels: ${ticks}`);
+  await pick(page, "");
 }
 
 for (const width of [1280, 390]) {
