@@ -178,6 +178,14 @@ async function unboundedChecks(page) {
   await noCap(page, "bullmq, exponential");
   const ticks = await scheduleTicks(page);
   assert.ok(ticks.length >= 3 && new Set(ticks).size === ticks.length, `distinct axis labels: ${ticks}`);
+  // Celery without a retry limit: "unlimited", and the schedule says it shows only the first retries.
+  await pick(page, "celery");
+  const v = await page.evaluate(() => window.__playground.version);
+  await page.fill('#preset-form input[name="max_retries"]', "");
+  await page.waitForFunction((n) => window.__playground.version > n, v);
+  await settled(page);
+  assert.equal(await page.locator('#preset-plain dd[data-field="max_attempts"]').textContent(), "unlimited");
+  assert.match(await page.locator("#s-caption").textContent(), /the policy retries without limit/);
   await pick(page, "");
 }
 
