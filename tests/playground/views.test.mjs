@@ -159,9 +159,10 @@ async function noCap(page, what) {
   assert.doesNotMatch(text, /\d{7,}\s*(H|h|d\b)/, `${what}: no 7-digit hour or day count on the page`);
 }
 
-async function unboundedChecks(page) {
+async function unboundedChecks(page, width) {
   await pick(page, "sidekiq");
   await noCap(page, "sidekiq");
+  await checkLayout(page, width);
   // BullMQ's own default is one attempt: the schedule says it never retries, as the explorer and the herd do.
   await pick(page, "bullmq");
   const caption = await page.locator("#s-caption").textContent();
@@ -176,6 +177,7 @@ async function unboundedChecks(page) {
   await page.waitForFunction((v) => window.__playground.version > v && document.querySelectorAll("#s-chart g.drawn circle").length === 5, before);
   await settled(page);
   await noCap(page, "bullmq, exponential");
+  await checkLayout(page, width);
   const ticks = await scheduleTicks(page);
   assert.ok(ticks.length >= 3 && new Set(ticks).size === ticks.length, `distinct axis labels: ${ticks}`);
   // Celery without a retry limit: "unlimited", and the schedule says it shows only the first retries.
@@ -196,7 +198,7 @@ for (const width of [1280, 390]) {
     await t.test("the page and its charts fit the window", () => checkLayout(page, width));
     await t.test("the herd chart: arrivals per second, peak marked = headline, legend, one scale; jitter lowers the peak", () => herdChecks(page));
     await t.test("every view follows the editor or says it is stale; faults marked where typed", () => followChecks(page));
-    await t.test("unbounded values in words; a policy that never retries says so", () => unboundedChecks(page));
+    await t.test("unbounded values in words; a policy that never retries says so", () => unboundedChecks(page, width));
     await t.test("the screenshots checked", async () => {
       await setValid(page, DEFAULT_POLICY);
       await checkLayout(page, width);
