@@ -360,58 +360,71 @@ interface AsItIs {
 const isShortText = (s: unknown): s is string =>
   typeof s === 'string' && s.length <= SHORT && isWellFormed(s)
 
+/** A plain object: its prototype is `Object.prototype` (read here field by field). */
+const isPlain = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && getPrototypeOf(v) === ObjectPrototype
+
 /**
- * The own enumerable fields of a plain object (prototype `Object.prototype`),
- * each read once, in a null-prototype copy the engine's reader takes as it
- * would have taken the object; `undefined` for any other value, which the
- * engine reads as it is.
+ * What the engine's reader takes when a record is not read here: the caller's
+ * own fields as read so far (each getter runs once), then the rest, in a
+ * null-prototype object the reader reads as it would the caller's.
  */
-function ownFields(v: unknown): Record<string, unknown> | undefined {
-  if (v === null || typeof v !== 'object' || getPrototypeOf(v) !== ObjectPrototype) return undefined
+function rest(v: Record<string, unknown>, names: string[], from: number, read: Record<string, unknown>): AsItIs {
+  const copy = read
+  for (let i = from; i < names.length; i++) {
+    const k = names[i] as string
+    if (hasOwn(v, k)) copy[k] = v[k]
+  }
+  return { value: copy }
+}
+
+const fresh = (): Record<string, unknown> => ({ __proto__: null }) as unknown as Record<string, unknown>
+
+function readFailure(v: unknown, attemptRequired: boolean): FailureFields | AsItIs {
+  if (!isPlain(v)) return { value: v }
   const names = objectKeys(v)
-  const copy: Record<string, unknown> = { __proto__: null } as unknown as Record<string, unknown>
+  let attempt: number | undefined
+  let type: string | undefined
+  let code: string | undefined
+  let timedOut: boolean | undefined
+  let message: string | undefined
   for (let i = 0; i < names.length; i++) {
     const k = names[i] as string
     // A getter read before may have removed it: only own properties count.
-    if (hasOwn(v, k)) copy[k] = (v as Record<string, unknown>)[k]
-  }
-  return copy
-}
-
-function readFailure(v: unknown, attemptRequired: boolean): FailureFields | AsItIs {
-  const fields = ownFields(v)
-  if (fields === undefined) return { value: v }
-  const f: FailureFields = { attempt: undefined, type: undefined, code: undefined, timedOut: undefined, message: undefined }
-  for (const k in fields) {
-    const x = fields[k]
+    if (!hasOwn(v, k)) continue
+    const x = v[k]
     if (x === undefined || x === null) continue
+    let ok = false
     switch (k) {
       case 'attempt':
-        if (typeof x !== 'number') return { value: fields }
-        f.attempt = x
+        if ((ok = typeof x === 'number')) attempt = x as number
         break
       case 'type':
-        if (!isShortText(x)) return { value: fields }
-        f.type = x
+        if ((ok = isShortText(x))) type = x as string
         break
       case 'code':
-        if (!isShortText(x)) return { value: fields }
-        f.code = x
+        if ((ok = isShortText(x))) code = x as string
         break
       case 'timedOut':
-        if (typeof x !== 'boolean') return { value: fields }
-        f.timedOut = x
+        if ((ok = typeof x === 'boolean')) timedOut = x as boolean
         break
       case 'message':
-        if (!isShortText(x)) return { value: fields }
-        f.message = x
+        if ((ok = isShortText(x))) message = x as string
         break
-      default:
-        return { value: fields }
+    }
+    if (!ok) {
+      const read = fresh()
+      if (attempt !== undefined) read['attempt'] = attempt
+      if (type !== undefined) read['type'] = type
+      if (code !== undefined) read['code'] = code
+      if (timedOut !== undefined) read['timedOut'] = timedOut
+      if (message !== undefined) read['message'] = message
+      read[k] = x
+      return rest(v, names, i + 1, read)
     }
   }
-  if (attemptRequired && f.attempt === undefined) return { value: fields }
-  return f
+  if (attemptRequired && attempt === undefined) return { value: v }
+  return { attempt, type, code, timedOut, message }
 }
 
 /** Which options a call takes: 1 a jitter source, 2 and `now`. */
@@ -419,35 +432,44 @@ const JITTER = 1
 const DECIDE = 2
 
 function readOptions(v: unknown, call: number): OptionFields | AsItIs {
-  const o: OptionFields = { u: undefined, seed: undefined, key: undefined, now: undefined }
-  if (v === undefined) return o
-  const fields = ownFields(v)
-  if (fields === undefined) return { value: v }
-  for (const k in fields) {
-    const x = fields[k]
+  let u: number | undefined
+  let seed: number | undefined
+  let key: string | undefined
+  let now: number | undefined
+  if (v === undefined) return { u, seed, key, now }
+  if (!isPlain(v)) return { value: v }
+  const names = objectKeys(v)
+  for (let i = 0; i < names.length; i++) {
+    const k = names[i] as string
+    if (!hasOwn(v, k)) continue
+    const x = v[k]
     if (x === undefined || x === null) continue
+    let ok = false
     switch (k) {
-      case 'u':
-        if (typeof x !== 'number') return { value: fields }
-        o.u = x
-        break
-      case 'seed':
-        if (typeof x !== 'number') return { value: fields }
-        o.seed = x
-        break
       case 'key':
-        if (!isShortText(x)) return { value: fields }
-        o.key = x
+        if ((ok = isShortText(x))) key = x as string
         break
       case 'now':
-        if (call !== DECIDE || typeof x !== 'number') return { value: fields }
-        o.now = x
+        if ((ok = call === DECIDE && typeof x === 'number')) now = x as number
         break
-      default:
-        return { value: fields }
+      case 'u':
+        if ((ok = typeof x === 'number')) u = x as number
+        break
+      case 'seed':
+        if ((ok = typeof x === 'number')) seed = x as number
+        break
+    }
+    if (!ok) {
+      const read = fresh()
+      if (u !== undefined) read['u'] = u
+      if (seed !== undefined) read['seed'] = seed
+      if (key !== undefined) read['key'] = key
+      if (now !== undefined) read['now'] = now
+      read[k] = x
+      return rest(v, names, i + 1, read)
     }
   }
-  return o
+  return { u, seed, key, now }
 }
 
 const asItIs = (r: object): r is AsItIs => 'value' in r
