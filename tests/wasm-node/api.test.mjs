@@ -201,7 +201,8 @@ test("the package ships the JS layer's generated declarations and every entry", 
   assert.equal(pkg.name, "ojs-retry-wasm");
   const entry = readFileSync(new URL(pkg.types, `file://${pkgPath}`), "utf8");
   assert.match(entry, /from "\.\/api\.js"/);
-  const dts = readFileSync(new URL("api.d.ts", `file://${pkgPath}`), "utf8");
+  assert.match(readFileSync(new URL("api.d.ts", `file://${pkgPath}`), "utf8"), /export \* from '\.\/surface\.js'/);
+  const dts = readFileSync(new URL("surface.d.ts", `file://${pkgPath}`), "utf8");
   assert.match(dts, /export declare class RetryPolicy/);
   assert.match(dts, /decide\(failure: Failure, options\?: DecideOptions\): Decision;/);
   assert.match(dts, /export interface ScheduleRow/);
