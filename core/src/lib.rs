@@ -113,7 +113,7 @@ pub use herd::{Herd, HerdRound};
 pub use jitter::reseed_after_fork;
 pub use jitter::{JitterSource, Sample};
 pub use matching::{first_match, matches};
-pub use options::{Jitter, uint_from_f64, uint_from_value};
+pub use options::{CallOptions, Jitter, uint_from_f64, uint_from_value};
 pub use policy::{Delays, Layer, MAX_SCHEDULE_ROWS, OnExhaustion, PartialPolicy, RetryPolicy};
 pub use presets::SYSTEMS as PRESET_SYSTEMS;
 pub use reservation::{Heartbeat, Reservation};

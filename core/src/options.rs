@@ -1,15 +1,18 @@
-//! What a caller passes beside a document, as the host's own numbers:
-//! integers given as doubles (checked here once for every binding), and
-//! an owned [`Jitter`] that outlives the borrowed [`JitterSource`].
+//! What a caller passes beside a document: the jitter source, `now`, a
+//! history limit — read here for hosts that receive them as one object
+//! (Ruby's keyword hash; the JavaScript binding reads its own option bags
+//! by own-property lookups), and an owned [`Jitter`] that outlives the
+//! borrowed [`JitterSource`].
 
+use alloc::borrow::ToOwned;
 use alloc::format;
 use alloc::string::String;
 
-use crate::describe::show_f64;
+use crate::describe::{quote, show_f64};
 use crate::duration::MAX_MS;
-use crate::error::Error;
+use crate::error::{Error, ErrorCode, Faults};
 use crate::jitter::JitterSource;
-use crate::value::{Number, Value};
+use crate::value::{Case, Number, Value};
 
 /// An integer given as a double (a JavaScript number, a Python float): it
 /// must be finite, integral and within `0..=2^53 − 1`; anything else is an
@@ -119,6 +122,145 @@ impl Jitter {
     }
 }
 
+/// The options a caller passes beside a call, as one object:
+/// the jitter source (`u`, `seed` or `key`), `now` (epoch ms) and
+/// `historyLimit`. Unknown keys are errors: a typo must not silently mean
+/// "no jitter key".
+///
+/// ```
+/// use ojs_retry::{CallOptions, Case, Jitter, Value};
+/// let v = Value::from_json(r#"{"key": "job-7", "now": 1000}"#).unwrap();
+/// let o = CallOptions::from_value(&v, Case::Camel).unwrap();
+/// assert_eq!((o.now, o.jitter), (Some(1000), Some(Jitter::Key("job-7".into()))));
+/// let typo = Value::from_json(r#"{"kye": "job-7"}"#).unwrap();
+/// assert_eq!(CallOptions::from_value(&typo, Case::Camel).unwrap_err().field(), Some("kye"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallOptions {
+    /// `now`, epoch ms.
+    pub now: Option<u64>,
+    /// The jitter source, when one was given.
+    pub jitter: Option<Jitter>,
+    /// `historyLimit`.
+    pub history_limit: Option<usize>,
+}
+
+impl CallOptions {
+    /// Reads an option object (`null` is no options).
+    ///
+    /// # Errors
+    ///
+    /// `validation.invalid_argument` listing every fault.
+    ///
+    /// ```
+    /// use ojs_retry::{CallOptions, Case, Jitter, Value};
+    /// assert_eq!(CallOptions::from_value(&Value::Null, Case::Camel)?, CallOptions::default());
+    /// let v = Value::from_json(r#"{"historyLimit": 20, "u": 0.5}"#).unwrap();
+    /// let o = CallOptions::from_value(&v, Case::Camel)?;
+    /// assert_eq!((o.history_limit, o.jitter), (Some(20), Some(Jitter::Uniform(0.5))));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
+    pub fn from_value(value: &Value, case: Case) -> Result<Self, Error> {
+        let mut faults = Faults::default();
+        let mut out = Self::default();
+        let map = match value {
+            Value::Null => return Ok(out),
+            Value::Object(m) => m,
+            other => {
+                faults.push(
+                    "",
+                    format!("expected an options object, found {}", other.describe()),
+                );
+                faults.into_error(ErrorCode::InvalidArgument)?;
+                return Ok(out);
+            }
+        };
+        let (mut u, mut seed, mut key) = (None, None, None);
+        for (k, v) in map {
+            let name = k.as_str();
+            match name {
+                _ if v.is_null() => {} // an absent option, as `undefined` is
+                "u" => match v.as_number() {
+                    Some(n) => u = Some(n.as_f64()),
+                    None => faults.push(name, expected("a number", v)),
+                },
+                "seed" => match read_seed(v) {
+                    Some(s) => seed = Some(s),
+                    None => faults.push(
+                        name,
+                        expected(
+                            "an integer in 0..2^64 (a number, BigInt or decimal string)",
+                            v,
+                        ),
+                    ),
+                },
+                "key" => match v.as_str() {
+                    Some(s) => key = Some(s.to_owned()),
+                    None => faults.push(name, expected("a string", v)),
+                },
+                "now" => match uint_arg(name, v) {
+                    Ok(n) => out.now = Some(n),
+                    Err(e) => faults.0.extend(e.faults().iter().cloned()),
+                },
+                _ if name == case.key("history_limit") => match uint_arg(name, v) {
+                    Ok(n) => out.history_limit = Some(usize::try_from(n).unwrap_or(usize::MAX)),
+                    Err(e) => faults.0.extend(e.faults().iter().cloned()),
+                },
+                _ => faults.push_key(
+                    name,
+                    format!(
+                        "unknown option {}; expected u, seed, key, now or {}",
+                        quote(name),
+                        case.key("history_limit")
+                    ),
+                ),
+            }
+        }
+        faults.into_error(ErrorCode::InvalidArgument)?;
+        if u.is_some() || seed.is_some() || key.is_some() {
+            out.jitter = Some(Jitter::from_parts(u, seed, key)?);
+        }
+        Ok(out)
+    }
+
+    /// [`CallOptions::from_value`] reading the object from any serde
+    /// `Deserializer` (a host value).
+    ///
+    /// # Errors
+    ///
+    /// As [`CallOptions::from_value`].
+    ///
+    /// ```
+    /// use ojs_retry::{CallOptions, Case, Jitter};
+    /// let o = CallOptions::from_deserializer(&serde_json::json!({"seed": 42, "now": 0}), Case::Camel)?;
+    /// assert_eq!((o.now, o.jitter), (Some(0), Some(Jitter::Seed(42))));
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
+    pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(
+        d: D,
+        case: Case,
+    ) -> Result<Self, Error> {
+        let v = Value::read(d).map_err(|f| Error::from_fault(ErrorCode::InvalidArgument, f))?;
+        Self::from_value(&v, case)
+    }
+
+    /// The jitter source to use: the one given, else OS entropy.
+    ///
+    /// ```
+    /// use ojs_retry::{CallOptions, Jitter, JitterSource};
+    /// assert_eq!(CallOptions::default().jitter_or_entropy(), JitterSource::Entropy);
+    /// let o = CallOptions { jitter: Some(Jitter::Key("job-1".into())), ..CallOptions::default() };
+    /// assert_eq!(o.jitter_or_entropy(), JitterSource::Key("job-1"));
+    /// ```
+    #[cfg(feature = "std")]
+    #[must_use]
+    pub fn jitter_or_entropy(&self) -> JitterSource<'_> {
+        self.jitter
+            .as_ref()
+            .map_or(JitterSource::Entropy, Jitter::source)
+    }
+}
+
 /// An integer argument given as a [`Value`] (an integer, or a double with
 /// an integral value), in `0..=2^53 − 1`.
 ///
@@ -140,6 +282,15 @@ pub(crate) fn uint_arg(field: &str, v: &Value) -> Result<u64, Error> {
         Value::Number(Number::PosInt(u)) if *u <= MAX_MS => Ok(*u),
         Value::Number(n) => uint_from_f64(field, n.as_f64()),
         other => Err(Error::arg(field, expected("an integer", other))),
+    }
+}
+
+fn read_seed(v: &Value) -> Option<u64> {
+    match v {
+        Value::Number(Number::PosInt(u)) => Some(*u),
+        Value::Number(n) => uint_from_f64("seed", n.as_f64()).ok(),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
     }
 }
 
