@@ -15,7 +15,7 @@
 //! | what the queue passes | what happens | note |
 //! |---|---|---|
 //! | a layer the defaults refuse (or defaults that are themselves invalid) | `dead_letter`, reason `policy_invalid` naming the fault's code and field | `policy_refused` |
-//! | a message or error type over [`MAX_STRING_BYTES`](crate::limits::MAX_STRING_BYTES) | truncated at a character boundary, ending in a marker that says how many bytes were cut | `message_truncated`, `type_truncated` |
+//! | a message or error type over [`MAX_STRING_BYTES`](crate::limits::MAX_STRING_BYTES) | truncated: its first `MAX_STRING_BYTES − 43` bytes (fewer, to end on a character boundary) then ` ... [N bytes truncated]`, N the bytes cut | `message_truncated`, `type_truncated` |
 //! | an empty error type | recorded as [`UNKNOWN_ERROR_TYPE`](crate::state::UNKNOWN_ERROR_TYPE) | `type_empty` |
 //! | details that cannot be read, are not finite, or are larger than [`MAX_DETAILS_BYTES`] | dropped | `details_dropped` |
 //! | an unknown handler code, or a code on a timed-out reservation | ignored: the policy decides | `code_ignored` |
@@ -24,7 +24,7 @@
 //! | attempt 0, or beyond 2^53 − 1 | attempt 1, or 2^53 − 1 | `attempt_out_of_range` |
 //! | a jitter key over the string limit | its first [`MAX_STRING_BYTES`](crate::limits::MAX_STRING_BYTES) bytes | `key_truncated` |
 //! | `now` past [`MAX_INSTANT_MS`](crate::MAX_INSTANT_MS) | that instant | `now_out_of_range` |
-//! | a state whose JSON would exceed [`MAX_STATE_BYTES`] | details dropped, then messages shortened, oldest first, then the oldest records dropped | `state_budget` |
+//! | a state whose JSON would exceed [`MAX_STATE_BYTES`] | oldest record first, until it fits: details dropped; then messages shortened to 1 024 bytes the same way; then the oldest records dropped (the newest is kept); then types shortened | `state_budget` |
 //!
 //! Everything the transaction writes reads back: the state text is always
 //! accepted by [`RetryState::from_json`](crate::RetryState::from_json) with
