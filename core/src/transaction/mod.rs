@@ -24,6 +24,7 @@
 //! | attempt 0, or beyond 2^53 − 1 | attempt 1, or 2^53 − 1 | `attempt_out_of_range` |
 //! | a jitter key over the string limit | its first [`MAX_STRING_BYTES`](crate::limits::MAX_STRING_BYTES) bytes | `key_truncated` |
 //! | `now` past [`MAX_INSTANT_MS`](crate::MAX_INSTANT_MS) | that instant | `now_out_of_range` |
+//! | a job payload (for the dead-letter record) that cannot be read | left out (`null`) | `job_dropped` |
 //! | a state whose JSON would exceed [`MAX_STATE_BYTES`] | oldest record first, until it fits: details dropped; then messages shortened to 1 024 bytes the same way; then the oldest records dropped (the newest is kept); then types shortened | `state_budget` |
 //!
 //! Everything the transaction writes reads back: the state text is always
@@ -67,7 +68,7 @@ mod sanitize;
 #[cfg(test)]
 mod tests;
 
-pub use record::dead_letter_record;
+pub use record::{Job, dead_letter_record};
 
 /// The largest §10 state text the transaction writes, in bytes: the
 /// document limit, so the state always reads back.
@@ -126,6 +127,10 @@ pub struct Transaction<'a> {
     pub history_limit: usize,
     /// The queue's name, for the dead-letter record.
     pub queue: &'a str,
+    /// What the queue needs to re-enqueue the job by hand (a task name,
+    /// arguments), kept in the dead-letter record as it is; `None` there
+    /// when it cannot be read (with a note).
+    pub job: Option<Layer<'a>>,
 }
 
 impl<'a> Transaction<'a> {
@@ -143,6 +148,7 @@ impl<'a> Transaction<'a> {
             now_ms,
             history_limit: MIN_HISTORY,
             queue: "",
+            job: None,
         }
     }
 }
@@ -213,10 +219,12 @@ impl Transaction<'_> {
         };
         let state_json = budget::fit(&mut state, &mut notes);
         let dead_letter = (decision.action == Action::DeadLetter).then(|| {
+            let payload = self.job.and_then(|j| sanitize::payload(j, &mut notes));
             let job = record::Job {
                 queue: self.queue,
                 id: self.key,
                 at_ms: now,
+                payload: payload.as_ref(),
             };
             dead_letter_record(&job, &state, &decision, &policy, &notes)
         });

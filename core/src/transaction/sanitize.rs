@@ -251,3 +251,19 @@ pub(super) fn state(
     }
     state
 }
+
+/// The job's payload for the dead-letter record, if it can be read and is
+/// JSON (finite).
+pub(super) fn payload(doc: Layer<'_>, notes: &mut Vec<Note>) -> Option<Value> {
+    let why = match read_carried(doc) {
+        Ok(v) if v.is_finite() => return Some(v),
+        Ok(_) => "it holds a non-finite number".to_string(),
+        Err(m) => format!("it could not be read: {m}"),
+    };
+    note(
+        notes,
+        "job_dropped",
+        format!("the job's payload was left out of the dead-letter record: {why}"),
+    );
+    None
+}

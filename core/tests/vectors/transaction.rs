@@ -42,6 +42,7 @@ pub fn run(input: &Value) -> Value {
     t.state = carried(input, "state");
     t.failure = report;
     t.queue = input.get("queue").and_then(Value::as_str).unwrap_or("");
+    t.job = input.get("job").map(Layer::read);
     if let Some(l) = input.get("history_limit") {
         t.history_limit = usize::try_from(super::u(l)).unwrap();
     }
