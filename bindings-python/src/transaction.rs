@@ -6,23 +6,37 @@
 use ojs_retry::Layer;
 use ojs_retry::transaction::{FailureReport, Transaction};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PyString};
 use pythonize::Depythonizer;
 
 use crate::args;
 use crate::policy::{PyDecision, PyRetryPolicy};
 use crate::state::PyRetryState;
 
-/// Text from a Python `str`, a lone surrogate replaced by U+FFFD: a
-/// message decoded with `surrogateescape` is recorded, not refused.
+/// Text from a Python `str`, each lone surrogate replaced by one U+FFFD
+/// (as a JavaScript string's are): a message decoded with
+/// `surrogateescape` is recorded, not refused.
 fn lossy(obj: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<String>> {
     let Some(obj) = args::given(obj) else {
         return Ok(None);
     };
-    match obj.cast::<PyString>() {
-        Ok(s) => Ok(Some(s.to_string_lossy().into_owned())),
-        Err(_) => args::text(obj, field).map(Some),
+    let Ok(s) = obj.cast::<PyString>() else {
+        return args::text(obj, field).map(Some);
+    };
+    if let Ok(text) = s.to_str() {
+        return Ok(Some(text.to_owned()));
     }
+    let units = s.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
+    let bytes = units.cast::<PyBytes>()?.as_bytes();
+    let units = bytes
+        .chunks_exact(2)
+        .filter_map(|p| <[u8; 2]>::try_from(p).ok())
+        .map(u16::from_le_bytes);
+    Ok(Some(
+        char::decode_utf16(units)
+            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect(),
+    ))
 }
 
 /// A carried document: JSON text or bytes, a mapping, or an engine object.
@@ -69,7 +83,9 @@ fn details(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Layer<'static>>> {
 /// The attempt from the queue's counter, as the core takes it: a negative
 /// or huge count is the core's to note, not an error here.
 fn counter(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
-    let n: i128 = obj.extract().or_else(|_| args::uint(obj, "attempt").map(i128::from))?;
+    let n: i128 = obj
+        .extract()
+        .or_else(|_| args::uint(obj, "attempt").map(i128::from))?;
     Ok(u64::try_from(n.max(0)).unwrap_or(u64::MAX))
 }
 
@@ -162,7 +178,12 @@ pub(crate) fn run_transaction(
     };
     let out = t.run();
     Ok(PyOutcome {
-        decision: Py::new(py, PyDecision { inner: out.decision })?,
+        decision: Py::new(
+            py,
+            PyDecision {
+                inner: out.decision,
+            },
+        )?,
         state: Py::new(py, PyRetryState::wrap(out.state))?,
         state_json: out.state_json,
         policy: Py::new(py, PyRetryPolicy::wrap(out.policy))?,

@@ -20,6 +20,7 @@ __all__ = [
     "MAX_SCHEDULE_ROWS",
     "PRESET_SYSTEMS",
     "Decision",
+    "Outcome",
     "PolicyError",
     "Reservation",
     "RetryPolicy",
@@ -32,6 +33,7 @@ __all__ = [
     "matches",
     "parse_duration",
     "parse_timestamp",
+    "run_transaction",
 ]
 
 ErrorCode: TypeAlias = Literal[
