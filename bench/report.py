@@ -2,7 +2,7 @@
 
     python3 bench/report.py OUT_DIR
 
-Reads OUT_DIR/{python,node,wasm,coldstart}.json and criterion's estimates
+Reads OUT_DIR/{python,node,ruby,wasm,coldstart}.json and criterion's estimates
 under target/criterion, writes OUT_DIR/results.json and OUT_DIR/results.md,
 and prints the Markdown. Every ratio divides two medians measured in the
 same run. A suite that did not run leaves its rows "not measured" (the
@@ -118,6 +118,22 @@ def python_rows(t: Table) -> None:
     t.ratio("python", key_delay, "Celery get_exponential_backoff_interval", "(info)", None, faster=True)
 
 
+def ruby_rows(t: Table) -> None:
+    """The gem against Sidekiq's own delay computation, in Ruby, same run
+    (information: issue 29 sets no target for the call itself; the Sidekiq
+    integration's retry path will be measured against Sidekiq's native one)."""
+    sidekiq = "Sidekiq delay_for formula (Ruby)"
+    t.ratio("ruby", "ojs_retry policy.delay(n, key: jid)", sidekiq,
+            "(info: keyed delay vs Sidekiq's delay_for in Ruby)", None)
+    t.ratio("ruby", "ojs_retry sidekiq preset .delay(n, key: jid)", sidekiq,
+            "(info: the sidekiq preset vs Sidekiq's delay_for)", None)
+    t.ratio("ruby", "ojs_retry policy.decide(3, type:, now:, key: jid)", sidekiq,
+            "(info: a whole decision vs Sidekiq's delay_for)", None)
+    t.ratio("ruby", "ojs_retry sidekiq preset .decide(n, type:, now:, key: jid)", sidekiq,
+            "(info: the sidekiq preset's decision vs Sidekiq's delay_for)", None)
+    t.absolute("ruby", "ojs_retry RetryPolicy.new(hash)", "(info: a policy from a Ruby Hash)", None)
+
+
 def node_rows(t: Table) -> None:
     bull = "BullMQ Backoffs.calculate"
     t.ratio("node", "wasm delay(n, { key })", bull, "wasm faster than BullMQ's Backoffs.calculate", 1.0, faster=True)
@@ -168,9 +184,9 @@ def node_rows(t: Table) -> None:
 
 def main() -> None:
     out_dir = Path(sys.argv[1])
-    figures: dict[str, dict[str, float]] = {"rust": rust_results(), "python": {}, "node": {}}
+    figures: dict[str, dict[str, float]] = {"rust": rust_results(), "python": {}, "node": {}, "ruby": {}}
     envs: dict[str, dict[str, Any]] = {}
-    for suite in ("python", "node"):
+    for suite in ("python", "node", "ruby"):
         doc = load(out_dir, suite)
         if doc is None:
             continue
@@ -181,6 +197,7 @@ def main() -> None:
     rust_rows(t)
     python_rows(t)
     node_rows(t)
+    ruby_rows(t)
 
     sizes = load(out_dir, "wasm") or {}
     size_rows = [
@@ -202,9 +219,10 @@ def main() -> None:
         "commit": _cmd(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]),
         # Uncommitted changes under the measured code's paths, if any.
         "dirty": _cmd(["git", "-C", str(ROOT), "status", "--porcelain", "--", "core", "bindings-node",
-                       "bindings-python", "bindings-wasm"]).replace("\n", "; "),
+                       "bindings-python", "bindings-wasm", "bindings-ruby"]).replace("\n", "; "),
         "node": envs.get("node", {}).get("node"),
         "python": envs.get("python", {}).get("python"),
+        "ruby": envs.get("ruby", {}).get("ruby"),
         "peers": {**{k: v for k, v in envs.get("python", {}).items() if k in ("tenacity", "celery", "jsonschema", "pydantic")},
                   **envs.get("node", {}).get("peers", {})},
     }
@@ -228,7 +246,8 @@ def render(doc: dict[str, Any]) -> str:
         f"Measured {m['date']} at commit {m['commit']}"
         f"{' (uncommitted: ' + m['dirty'] + ')' if m['dirty'] else ''} "
         f"on {m['cpu']} ({m['cores']} cores; load average {m['load_average_start']} at the start, "
-        f"{m['load_average_end']} at the end), {m['rustc']}, Node {m['node']}, Python {m['python']}; peers: {peers}.",
+        f"{m['load_average_end']} at the end), {m['rustc']}, Node {m['node']}, Python {m['python']}, "
+        f"Ruby {m.get('ruby')}; peers: {peers}.",
         "",
         "| suite | subject | median | baseline (same run) | baseline median | ratio | target | met |",
         "|---|---|---:|---|---:|---:|---|:-:|",

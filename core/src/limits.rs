@@ -62,8 +62,20 @@ pub(crate) fn too_large() -> alloc::string::String {
 
 /// The fault of a string longer than [`MAX_STRING_BYTES`]; `len` is what
 /// the host could measure (UTF-8 bytes, or UTF-16 units, which are never
-/// more than the UTF-8 bytes of the same text).
-pub(crate) fn check_string(len: usize) -> Result<(), alloc::string::String> {
+/// more than the UTF-8 bytes of the same text). Public so that a host
+/// deserializer (the Ruby binding's) can refuse a long string before it
+/// copies it, with the message the core's reader gives after the copy.
+///
+/// # Errors
+///
+/// The fault's message.
+///
+/// ```
+/// use ojs_retry::limits::{MAX_STRING_BYTES, check_string};
+/// assert!(check_string(MAX_STRING_BYTES).is_ok());
+/// assert!(check_string(MAX_STRING_BYTES + 1).unwrap_err().contains("at most 65536 bytes"));
+/// ```
+pub fn check_string(len: usize) -> Result<(), alloc::string::String> {
     if len > MAX_STRING_BYTES {
         return Err(alloc::format!(
             "expected a string of at most {MAX_STRING_BYTES} bytes, found one of {len}"
@@ -134,6 +146,37 @@ pub fn check_text_arg(
             path,
             alloc::format!(
                 "expected a string of at most {MAX_DOCUMENT_BYTES} bytes, found one of {units} UTF-16 units"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// [`check_text_arg`] for a host that measures its strings in UTF-8 bytes
+/// (Ruby): a string argument longer than [`MAX_DOCUMENT_BYTES`] is refused
+/// before it is copied.
+///
+/// # Errors
+///
+/// `code` at `path` (`""`: the whole document).
+///
+/// ```
+/// use ojs_retry::{ErrorCode, limits::check_text_bytes};
+/// assert!(check_text_bytes(ErrorCode::InvalidArgument, "key", 12).is_ok());
+/// let e = check_text_bytes(ErrorCode::InvalidArgument, "key", 1 << 21).unwrap_err();
+/// assert_eq!(e.field(), Some("key"));
+/// ```
+pub fn check_text_bytes(
+    code: crate::ErrorCode,
+    path: &str,
+    bytes: usize,
+) -> Result<(), crate::Error> {
+    if bytes > MAX_DOCUMENT_BYTES {
+        return Err(crate::Error::new(
+            code,
+            path,
+            alloc::format!(
+                "expected a string of at most {MAX_DOCUMENT_BYTES} bytes, found one of {bytes}"
             ),
         ));
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Ensures everything the test command needs, skipping what is present:
 #   wasm route (sourced wasm.sh), wasm-bindgen + wasm-opt, chromium,
-#   Python venv (maturin, pytest, mypy), node >= 20 + npm.
+#   Python venv (maturin, pytest, mypy), ruby + ruby-dev + libclang-dev,
+#   node >= 20 + npm.
 # OJS_ENSURE_VERIFY=1 also runs the slower end-to-end checks
 # (node.sh --verify: playwright-core + miniflare in /tmp/nodecheck).
 # Prints the exports a caller may want at the end.
@@ -14,6 +15,7 @@ start="$(date +%s.%N)"
 "$here/wasm-tools.sh" >/dev/null
 "$here/chromium.sh"
 venv="$("$here/python.sh")"
+"$here/ruby.sh"
 if [ "${OJS_ENSURE_VERIFY:-0}" = 1 ]; then
     "$here/node.sh" --verify
 else
