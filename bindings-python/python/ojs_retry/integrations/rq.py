@@ -50,13 +50,31 @@ from ._core import (
     validate_job_policy,
 )
 
-__all__ = ["ATTEMPTS_META_KEY", "DEAD_LETTER_META_KEY", "JobError", "OjsRetry", "delay_seconds"]
+__all__ = ["ATTEMPTS_META_KEY", "DEAD_LETTER_META_KEY", "TERMINAL_META_KEY", "JobError", "OjsRetry", "delay_seconds"]
 
 #: Where a dead-lettered job's record is, in ``job.meta``.
 DEAD_LETTER_META_KEY = "ojs_dead_letter"
 #: The failures recorded so far, in ``job.meta``: RQ keeps no attempt
 #: counter of its own on this path, so the integration keeps the queue's.
 ATTEMPTS_META_KEY = "ojs_retry_attempts"
+#: The terminal action decided, in ``job.meta``.
+TERMINAL_META_KEY = "ojs_retry_terminal"
+
+
+def _encodable_args(exc: BaseException) -> None:
+    """RQ stores the traceback text of a failed job in Redis as UTF-8; an
+    exception whose message holds a lone surrogate (bytes decoded with
+    ``surrogateescape``) would kill the work horse while RQ stores it. Its
+    string arguments are made encodable (each lone surrogate U+FFFD)."""
+    def fix(a: Any) -> Any:
+        if isinstance(a, str):
+            return a.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return a
+
+    try:
+        exc.args = tuple(fix(a) for a in exc.args)
+    except Exception:  # an exception class whose args cannot be set keeps them
+        return
 
 
 def delay_seconds(delay_ms: int, now: int) -> int:
@@ -124,11 +142,20 @@ class OjsRetry:
         if exc is None:
             exc = exc_type() if isinstance(exc_type, type) else RuntimeError(str(exc_type))
         self._decide(job, failure_from_exception(exc, timeout_types=self.timeout_types))
+        _encodable_args(exc)
         return True
 
     def work_horse_killed_handler(self, job: Any, retpid: int, ret_val: int, rusage: Any) -> None:
-        """For ``Worker(work_horse_killed_handler=...)``: a killed horse is a timeout."""
+        """For ``Worker(work_horse_killed_handler=...)``: a killed horse is a timeout.
+
+        A horse that dies after the job's last failure was decided terminal
+        (while RQ stored its failure) leaves that decision standing.
+        """
         job.get_meta(refresh=True)
+        if job.meta.get(TERMINAL_META_KEY):
+            job.retries_left = 0
+            job.retry_intervals = None
+            return
         message = f"work horse {retpid} terminated (waitpid {ret_val})"
         self._decide(job, Failure("rq.WorkHorseKilled", None, True, message))
 
@@ -156,6 +183,7 @@ class OjsRetry:
         else:
             job.retries_left = 0
             job.retry_intervals = None
+            meta[TERMINAL_META_KEY] = decision.action
             if decision.action == "discard":
                 job.failure_ttl = 0
             else:
