@@ -1,141 +1,92 @@
-// The playground: a policy editor with the engine's faults inline, a preset
-// picker whose form is built from the preset's own options and defaults,
-// the schedule, the decision explorer and the herd simulation. Everything
-// is computed by the ojs-retry-wasm engine in this page.
+// The playground: a policy editor with the engine's faults marked where
+// they were typed, a preset picker whose form is built from the preset's
+// own options and defaults, the schedule, the decision explorer and the
+// herd simulation. Everything is computed by the ojs-retry-wasm engine in
+// this page.
+//
+// Every view follows the editor: each valid change of text, preset or
+// preset option re-runs the schedule and the decision at once and the herd
+// shortly after (debounced: it is the costly one). While the editor or the
+// form holds a fault, the views keep the last valid policy and say so.
 
 import * as ojs from "ojs-retry-wasm";
-import { renderSchedule } from "./schedule.js";
-import { renderHerd } from "./herd.js";
+import { renderSchedule, drawSchedule } from "./schedule.js";
+import { renderHerd, drawHerd } from "./herd.js";
+import { showFaults } from "./editor.js";
+import { presetForm, readPresetForm, presetViews } from "./preset.js";
 
 const $ = (id) => document.getElementById(id);
 const DEFAULT_DOC = { max_attempts: 10, initial_interval: "PT1S", backoff_coefficient: 2.0, max_interval: "PT5M", jitter: true, non_retryable_errors: ["validation.*"], on_exhaustion: "dead_letter" };
 const pretty = (v) => JSON.stringify(v, null, 2);
-const escape = (s) => s.replace(/[&<>]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;" })[c]);
+const HERD_DELAY_MS = 250;
+const VIEWS = ["schedule", "decide", "herd"];
 
-const state = { policy: null, scheduleRetriesTouched: false, timings: {} };
+/** `policy`: the last valid policy; `version`: how many valid policies the editor has held. */
+const state = { policy: null, version: 0, scheduleRetriesTouched: false, timings: {}, rows: [], herd: null };
 window.__playground = state;
 
-// --- the policy editor ---------------------------------------------------------
+// --- staleness --------------------------------------------------------------------
 
-/** The document key a fault is at (path `preset.max_retries` → `max_retries`, `non_retryable_errors[0]` → `non_retryable_errors`). */
-function keyOf(fault) {
-  const at = fault.path ?? fault.field;
-  return at ? at.split(".").pop().replace(/\[.*$/, "") : null;
-}
-
-/** The editor's text with each faulty field's key marked. */
-function markFields(text, faults) {
-  const keys = new Set(faults.map(keyOf).filter(Boolean));
-  let html = escape(text);
-  for (const k of keys) {
-    const quoted = escape(JSON.stringify(k));
-    html = html.split(quoted).join(`<mark data-field="${escape(k)}">${quoted}</mark>`);
-  }
-  $("editor-marks").innerHTML = html + "\n";
-}
-
-function showFaults(error) {
-  const list = $("faults");
-  list.replaceChildren();
-  const faults = error ? error.faults ?? [] : [];
-  for (const f of faults) {
-    const li = document.createElement("li");
-    li.dataset.code = error.code;
-    li.dataset.field = f.field ?? "";
-    li.dataset.path = f.path ?? "";
-    li.innerHTML = `<code>${escape(f.path ?? "(document)")}</code> ${escape(f.message)} <small>${escape(error.code)}</small>`;
-    list.appendChild(li);
-  }
-  if (error && !faults.length) {
-    const li = document.createElement("li");
-    li.dataset.code = error.code ?? "";
-    li.textContent = String(error.message ?? error);
-    list.appendChild(li);
-  }
-  if (!error) {
-    const li = document.createElement("li");
-    li.className = "ok";
-    li.textContent = "valid policy";
-    list.appendChild(li);
-  }
-  markFields($("editor").value, faults);
-}
-
-function compile() {
-  try {
-    state.policy = new ojs.RetryPolicy($("editor").value);
-    showFaults(null);
-  } catch (e) {
-    state.policy = null;
-    showFaults(e);
-  }
-  return state.policy;
-}
-
-// --- presets ---------------------------------------------------------------------
-
-/** One input per option of the preset's canonical document, holding its default. */
-function presetForm(system, options) {
-  const form = $("preset-form");
-  form.replaceChildren();
-  form.hidden = false;
-  for (const [name, value] of Object.entries(options)) {
-    if (name === "system") continue;
-    const l = document.createElement("label");
-    l.dataset.option = name;
-    const input = document.createElement("input");
-    input.name = name;
-    if (typeof value === "boolean") {
-      input.type = "checkbox";
-      input.checked = value;
-    } else if (typeof value === "number") {
-      input.type = "number";
-      input.step = "any";
-      input.value = String(value);
-    } else {
-      input.value = typeof value === "string" ? value : JSON.stringify(value);
-      input.dataset.json = typeof value === "string" ? "" : "1";
+/** Marks every view as showing an older policy (with `reason`), or clears the marks. */
+function setStale(reason) {
+  if (reason) $("preset-views").dataset.stale = reason;
+  else delete $("preset-views").dataset.stale;
+  for (const id of VIEWS) {
+    const section = $(id);
+    let note = section.querySelector(":scope > .stale-note");
+    if (!reason) {
+      delete section.dataset.stale;
+      note?.remove();
+      continue;
     }
-    input.dataset.kind = typeof value;
-    l.append(`${name} `, input);
-    form.appendChild(l);
+    section.dataset.stale = reason;
+    if (!note) {
+      note = document.createElement("p");
+      note.className = "stale-note";
+      section.insertBefore(note, section.children[1] ?? null);
+    }
+    note.textContent = state.policy ? `Out of date: ${reason}. This shows the last valid policy.` : `Nothing to show: ${reason}.`;
   }
-  form.oninput = () => applyPresetForm(system);
 }
 
-function readPresetForm() {
-  const options = {};
-  for (const input of $("preset-form").querySelectorAll("input")) {
-    const { kind, json } = input.dataset;
-    if (kind === "boolean") options[input.name] = input.checked;
-    else if (kind === "number") options[input.name] = input.value === "" ? null : Number(input.value);
-    else if (json) {
-      try { options[input.name] = JSON.parse(input.value); } catch { options[input.name] = input.value; }
-    } else options[input.name] = input.value;
+const faultCount = (e) => {
+  const n = e?.faults?.length || 1;
+  return n === 1 ? "1 fault" : `${n} faults`;
+};
+
+// --- the editor and the presets ------------------------------------------------------
+
+/** Compiles the editor's text; on success every view follows it, on a fault they are marked stale. */
+function update() {
+  let policy;
+  try {
+    policy = new ojs.RetryPolicy($("editor").value);
+  } catch (e) {
+    showFaults(e, "editor");
+    setStale(`the editor has ${faultCount(e)}`);
+    return;
   }
-  return options;
+  state.policy = policy;
+  state.version += 1;
+  showFaults(null);
+  setStale(null);
+  presetViews(policy);
+  schedule(policy);
+  decide(policy);
+  herdSoon();
 }
 
 function applyPresetForm(system) {
-  const form = $("preset-form");
-  form.querySelectorAll(".fault").forEach((n) => n.remove());
-  form.querySelectorAll("label").forEach((l) => l.classList.remove("bad"));
+  let p;
   try {
-    const p = ojs.RetryPolicy.preset(system, readPresetForm());
-    $("editor").value = pretty(p.toJSON());
-    update();
+    p = ojs.RetryPolicy.preset(system, readPresetForm());
   } catch (e) {
-    for (const f of e.faults ?? []) {
-      const l = form.querySelector(`label[data-option="${keyOf(f)}"]`);
-      if (!l) continue;
-      l.classList.add("bad");
-      const s = document.createElement("span");
-      s.className = "fault";
-      s.textContent = f.message;
-      l.appendChild(s);
-    }
-    showFaults(e);
+    showFaults(e, "form");
+    setStale(`the preset form has ${faultCount(e)}`);
+    return;
   }
+  $("editor").value = pretty(p.toJSON());
+  update();
 }
 
 function pickPreset() {
@@ -145,33 +96,30 @@ function pickPreset() {
     $("editor").value = pretty(DEFAULT_DOC);
   } else {
     const doc = ojs.RetryPolicy.preset(system, {}).toJSON();
-    presetForm(system, doc.preset);
+    presetForm(doc.preset, () => applyPresetForm(system));
     $("editor").value = pretty(doc);
   }
   state.scheduleRetriesTouched = false;
   update();
 }
 
-function presetViews(policy) {
-  const isPreset = policy && policy.presetSystem !== null;
-  $("preset-views").hidden = !isPreset;
-  if (!isPreset) return;
-  $("preset-doc").textContent = pretty(policy.toJSON());
-  $("preset-plain").textContent = pretty(policy.nearestPlain().toJSON());
-}
-
 // --- schedule and decisions ------------------------------------------------------------
+
+const scheduleView = () => ({ svg: $("s-chart"), tbody: $("s-table").tBodies[0], caption: $("s-caption") });
+const scheduleOptions = () => ({ key: $("s-key").value, log: $("s-log").checked });
 
 function schedule(policy) {
   if (!state.scheduleRetriesTouched) $("s-retries").value = Math.min(100, Math.max(1, policy.maxRetries));
   const retries = Math.max(1, Math.min(1000, Number($("s-retries").value) || 1));
-  renderSchedule(policy, { retries, key: $("s-key").value, log: $("s-log").checked }, { svg: $("s-chart"), tbody: $("s-table").tBodies[0], caption: $("s-caption") });
+  state.rows = renderSchedule(policy, { retries, ...scheduleOptions() }, scheduleView());
+  $("schedule").dataset.version = String(state.version);
 }
 
 function decide(policy) {
   const ids = ["d-action", "d-reason", "d-pattern", "d-retry", "d-delay", "d-next"];
   ids.forEach((id) => { $(id).textContent = ""; $(id).removeAttribute("data-value"); });
   $("d-error").textContent = "";
+  $("decide").dataset.version = String(state.version);
   try {
     const failure = { attempt: Number($("d-attempt").value) };
     if ($("d-type").value) failure.type = $("d-type").value;
@@ -203,7 +151,7 @@ function decide(policy) {
 
 function herdEntries(policy) {
   const entries = [{ name: "as written", policy }];
-  if (policy.presetSystem === null) {
+  if (policy.presetSystem === null && policy.jitter) {
     entries.push({ name: "without jitter", policy: new ojs.RetryPolicy({ ...policy.toJSON(), jitter: false }) });
   }
   for (const box of $("h-presets").querySelectorAll("input:checked")) {
@@ -212,56 +160,78 @@ function herdEntries(policy) {
   return entries;
 }
 
+const herdOptions = () => ({ jobs: Number($("h-jobs").value), retries: Number($("h-retries").value), log: $("h-log").checked });
+
 function herd() {
+  clearTimeout(herdTimer);
   const policy = state.policy;
   $("h-error").textContent = "";
   if (!policy) return;
   try {
-    const jobs = Number($("h-jobs").value);
-    const retries = Number($("h-retries").value);
-    const t = renderHerd($("h-charts"), herdEntries(policy), { jobs, retries, log: $("h-log").checked });
+    const { jobs, retries, log } = herdOptions();
+    const t = renderHerd($("h-charts"), herdEntries(policy), { jobs, retries, log });
+    state.herd = t.results;
     state.timings.herd = { jobs, retries, engineMs: t.engineMs, drawMs: t.drawMs, perPolicyMs: t.results.map((r) => [r.name, r.ms]) };
     $("h-summary").textContent = `${t.results.length} herds of ${jobs.toLocaleString("en")} jobs × up to ${retries} retries: engine ${t.engineMs.toFixed(0)} ms, drawing ${t.drawMs.toFixed(0)} ms.`;
     $("h-summary").dataset.engineMs = t.engineMs.toFixed(1);
     $("h-summary").dataset.drawMs = t.drawMs.toFixed(1);
   } catch (e) {
+    $("h-charts").replaceChildren();
+    state.herd = null;
     $("h-error").textContent = `${e.code ?? "error"}${e.field ? ` (${e.field})` : ""}: ${e.message}`;
   }
+  $("herd").dataset.version = String(state.version);
+}
+
+let herdTimer = 0;
+function herdSoon() {
+  clearTimeout(herdTimer);
+  herdTimer = setTimeout(herd, HERD_DELAY_MS);
 }
 
 // --- wiring ------------------------------------------------------------------------
 
-function update() {
-  const policy = compile();
-  presetViews(policy);
-  if (!policy) return;
-  schedule(policy);
-  decide(policy);
+/** Redraws the charts at their containers' new width (no engine call). */
+function redraw() {
+  if (state.policy && state.rows.length) drawSchedule(state.policy, state.rows, scheduleOptions(), scheduleView());
+  if (state.herd) drawHerd($("h-charts"), state.herd, herdOptions());
 }
 
-let timer = 0;
-function later(fn) {
-  return () => { clearTimeout(timer); timer = setTimeout(fn, 120); };
+function watchWidth() {
+  let width = document.body.clientWidth;
+  let frame = 0;
+  new ResizeObserver(() => {
+    if (document.body.clientWidth === width) return;
+    width = document.body.clientWidth;
+    cancelAnimationFrame(frame);
+    frame = requestAnimationFrame(redraw);
+  }).observe(document.body);
 }
 
+let editTimer = 0;
 function start() {
   for (const s of ojs.presetSystems()) {
     $("preset-system").add(new Option(s, s));
     const l = document.createElement("label");
-    l.innerHTML = `<input type="checkbox" value="${s}"> ${s}`;
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.value = s;
+    l.append(box, ` ${s}`);
     $("h-presets").appendChild(l);
   }
   $("editor").value = pretty(DEFAULT_DOC);
-  $("editor").addEventListener("input", later(update));
+  $("editor").addEventListener("input", () => { clearTimeout(editTimer); editTimer = setTimeout(update, 120); });
   $("editor").addEventListener("scroll", () => { $("editor-marks").scrollTop = $("editor").scrollTop; });
   $("preset-system").addEventListener("change", pickPreset);
-  $("s-retries").addEventListener("input", () => { state.scheduleRetriesTouched = true; update(); });
-  for (const id of ["s-key", "s-log"]) $(id).addEventListener("input", update);
+  $("s-retries").addEventListener("input", () => { state.scheduleRetriesTouched = true; state.policy && schedule(state.policy); });
+  for (const id of ["s-key", "s-log"]) $(id).addEventListener("input", () => state.policy && schedule(state.policy));
   for (const id of ["d-attempt", "d-type", "d-code", "d-timeout", "d-now", "d-jitter", "d-jitter-value"]) {
     $(id).addEventListener("input", () => state.policy && decide(state.policy));
   }
   $("h-run").addEventListener("click", herd);
-  $("h-log").addEventListener("input", herd);
+  for (const id of ["h-jobs", "h-retries", "h-log"]) $(id).addEventListener("input", herdSoon);
+  $("h-presets").addEventListener("input", herdSoon);
+  watchWidth();
   update();
   herd();
   $("status").textContent = "engine ready";

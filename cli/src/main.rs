@@ -5,8 +5,11 @@
 #![forbid(unsafe_code)]
 
 mod chart;
+mod help;
 mod output;
+mod report;
 mod simulate;
+mod table;
 mod units;
 
 use std::io::Read as _;
@@ -14,15 +17,16 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, Subcommand};
-use ojs_retry::{Error, Failure, HandlerCode, JitterSource, Layer, RetryPolicy, parse_timestamp};
+use ojs_retry::{Failure, HandlerCode, JitterSource, Layer, RetryPolicy, parse_timestamp};
+use report::{Failed, flag};
 use serde_json::json;
-use units::human;
 
 #[derive(Parser)]
 #[command(
     name = "ojs-retry",
     version,
-    about = "Open Job Spec retry policies: validate, schedule, explain, simulate"
+    about = "Open Job Spec retry policies: validate, schedule, explain, simulate",
+    after_help = help::TOP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -32,8 +36,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Print the effective policy, or every fault (exit 1).
+    #[command(after_help = help::VALIDATE)]
     Validate {
-        /// Policy documents (JSON), merged in order over the defaults; `-` reads stdin.
+        /// Policy files (JSON: a policy, or {"preset": {...}}), merged in order over the defaults; `-` reads stdin.
         #[arg(required = true)]
         files: Vec<String>,
         /// Machine-readable output.
@@ -41,8 +46,9 @@ enum Command {
         json: bool,
     },
     /// Print the retry schedule: raw, capped, jitter range, drawn delay, cumulative time.
+    #[command(after_help = help::SCHEDULE)]
     Schedule {
-        /// Policy documents (JSON), merged in order over the defaults; `-` reads stdin.
+        /// Policy files (JSON: a policy, or {"preset": {...}}), merged in order over the defaults; `-` reads stdin.
         #[arg(required = true)]
         files: Vec<String>,
         /// Number of retries to show (default: the policy's max_attempts − 1, at most 100).
@@ -53,13 +59,17 @@ enum Command {
         /// Draw the delays as a chart (jitter band, drawn delay, cap) instead of a table.
         #[arg(long)]
         chart: bool,
+        /// Every column of the table in full, however wide the terminal.
+        #[arg(long, conflicts_with = "chart")]
+        wide: bool,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
     },
     /// Explain what happens when an attempt fails.
+    #[command(after_help = help::EXPLAIN)]
     Explain {
-        /// Policy documents (JSON), merged in order over the defaults; `-` reads stdin.
+        /// Policy files (JSON: a policy, or {"preset": {...}}), merged in order over the defaults; `-` reads stdin.
         #[arg(required = true)]
         files: Vec<String>,
         /// The attempt that failed (1-based).
@@ -85,8 +95,9 @@ enum Command {
     },
     /// Simulate a herd: N jobs fail at the same instant and every retry fails
     /// again; print each round's arrivals over time and the peak per second.
+    #[command(after_help = help::SIMULATE)]
     Simulate {
-        /// Policy documents (JSON), merged in order over the defaults; `-` reads stdin.
+        /// Policy files (JSON: a policy, or {"preset": {...}}), merged in order over the defaults; `-` reads stdin.
         #[arg(required = true)]
         files: Vec<String>,
         /// Number of jobs (jitter keys "1" … "N").
@@ -138,30 +149,11 @@ impl JitterArgs {
     }
 }
 
-/// A failure of the command: a policy/argument error or an I/O problem.
-enum Failed {
-    Engine(Error),
-    Other(String),
-    Output(std::io::Error),
-}
-
-impl From<std::io::Error> for Failed {
-    fn from(e: std::io::Error) -> Self {
-        Self::Output(e)
-    }
-}
-
 /// `println!` whose write error is returned (as [`Failed::Output`]).
 macro_rules! outln {
     ($($arg:tt)*) => {
         output::line(format_args!($($arg)*))?
     };
-}
-
-impl From<Error> for Failed {
-    fn from(e: Error) -> Self {
-        Self::Engine(e)
-    }
 }
 
 /// The raw bytes of a document: the engine checks that they are UTF-8, so
@@ -183,7 +175,10 @@ fn load(files: &[String]) -> Result<RetryPolicy, Failed> {
         .iter()
         .map(|f| read(f).map(|b| Layer::JsonBytes(b.into())))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(RetryPolicy::from_layers(layers)?)
+    RetryPolicy::from_layers(layers).map_err(|error| Failed::Policy {
+        files: files.to_vec(),
+        error,
+    })
 }
 
 fn now_ms() -> u64 {
@@ -200,8 +195,12 @@ fn run(cli: Cli) -> Result<(), (Failed, bool)> {
             retries,
             jitter,
             chart,
+            wide,
             json,
-        } => schedule(&files, retries, &jitter, chart, json).map_err(|e| (e, json)),
+        } => {
+            let how = Show { chart, wide, json };
+            schedule(&files, retries, &jitter, how).map_err(|e| (e, json))
+        }
         Command::Simulate {
             files,
             jobs,
@@ -230,6 +229,14 @@ fn run(cli: Cli) -> Result<(), (Failed, bool)> {
     }
 }
 
+/// Prose: broken at spaces to fit the terminal.
+fn say(text: &str) -> Result<(), Failed> {
+    for l in units::wrap(text, units::width(), "  ") {
+        outln!("{l}");
+    }
+    Ok(())
+}
+
 /// `validate`: the effective policy, or its JSON.
 fn validate(files: &[String], json: bool) -> Result<(), Failed> {
     let p = load(files)?;
@@ -241,21 +248,41 @@ fn validate(files: &[String], json: bool) -> Result<(), Failed> {
     Ok(())
 }
 
-/// `schedule`: the table of retries, or its JSON.
+/// How `schedule` shows the rows.
+struct Show {
+    chart: bool,
+    wide: bool,
+    json: bool,
+}
+
+/// `schedule`: the table of retries (or the chart), or its JSON.
 fn schedule(
     files: &[String],
     retries: Option<u64>,
     jitter: &JitterArgs,
-    chart: bool,
-    json: bool,
+    how: Show,
 ) -> Result<(), Failed> {
     let p = load(files)?;
+    if p.max_retries() == 0 && retries.is_none() {
+        if how.json {
+            outln!("{}", json!({"policy": p, "rows": []}));
+            return Ok(());
+        }
+        return say(&format!(
+            "This policy never retries (max_attempts {}): the first failure is final, and the job is {}.",
+            p.max_attempts(),
+            match p.on_exhaustion() {
+                ojs_retry::OnExhaustion::Discard => "discarded",
+                ojs_retry::OnExhaustion::DeadLetter => "dead-lettered",
+            }
+        ));
+    }
     let count = retries.unwrap_or_else(|| p.max_retries().min(100));
-    let rows = p.schedule(count, Some(jitter.source()))?;
-    if chart {
+    let rows = p.schedule(count, Some(jitter.source())).map_err(flag)?;
+    if how.chart {
         // A plain policy's cap is max_interval; a preset's, where its rows were capped.
         let cap = match p.preset_system() {
-            None => Some(p.max_interval_ms()),
+            None => Some(p.max_interval_ms()).filter(|&ms| ms < ojs_retry::MAX_MS),
             Some(_) => rows
                 .iter()
                 .filter(|r| r.capped_ms < r.raw_ms)
@@ -263,7 +290,7 @@ fn schedule(
                 .max(),
         };
         let (scale, lines) = chart::render(&rows, cap, &jitter.describe());
-        if json {
+        if how.json {
             outln!(
                 "{}",
                 json!({"policy": p, "rows": rows, "chart": {"scale": scale.name(), "lines": lines}})
@@ -275,52 +302,38 @@ fn schedule(
         }
         return Ok(());
     }
-    if json {
+    if how.json {
         outln!("{}", json!({"policy": p, "rows": rows}));
         return Ok(());
     }
-    outln!(
-        "{} strategy, {} retries allowed (max_attempts {}), jitter {}, cap {}; delays drawn from {}",
+    let cap = match p.max_interval_ms() {
+        ms if ms >= ojs_retry::MAX_MS => "no cap".to_owned(),
+        ms => format!("cap {}", units::cap(ms)),
+    };
+    say(&format!(
+        "{} strategy, {}, jitter {}, {cap}; delays drawn from {}.",
         p.strategy().as_str(),
-        p.max_retries(),
-        p.max_attempts(),
+        units::retries_allowed(p.max_attempts()),
         if p.jitter() { "[0.5, 1.5)" } else { "off" },
-        human(p.max_interval_ms()),
         jitter.describe()
-    );
-    outln!(
-        "{:>7}  {:>5}  {:>12}  {:>12}  {:>25}  {:>12}  {:>14}",
-        "attempt",
-        "retry",
-        "raw",
-        "capped",
-        "jitter range",
-        "delay",
-        "cumulative"
-    );
-    for r in &rows {
-        let range = format!("{} .. {}", human(r.min_ms), human(r.max_ms));
-        let capped = if r.capped_ms < r.raw_ms {
-            format!("{} (cap)", human(r.capped_ms))
-        } else {
-            human(r.capped_ms)
-        };
-        outln!(
-            "{:>7}  {:>5}  {:>12}  {:>12}  {:>25}  {:>12}  {:>14}",
-            r.attempt,
-            r.retry_number,
-            human(r.raw_ms),
-            capped,
-            range,
-            human(r.delay_ms.unwrap_or(r.capped_ms)),
-            human(r.cumulative_ms)
-        );
+    ))?;
+    let (lines, left_out) = table::render(&rows, units::width(), how.wide);
+    for l in &lines {
+        outln!("{l}");
+    }
+    if !left_out.is_empty() {
+        say(&format!(
+            "(Left out to fit {} columns: {}; --wide shows every column.)",
+            units::width(),
+            left_out.join(", ")
+        ))?;
     }
     if count < p.max_retries() {
-        outln!(
-            "({} more retries not shown; use --retries)",
-            p.max_retries() - count
-        );
+        let more = match p.max_attempts() {
+            n if n >= ojs_retry::MAX_MS => "the policy retries without limit".to_owned(),
+            _ => format!("{} more retries not shown", p.max_retries() - count),
+        };
+        say(&format!("({more}; use --retries to see more.)"))?;
     }
     Ok(())
 }
@@ -335,7 +348,7 @@ fn herd(
 ) -> Result<(), Failed> {
     let p = load(files)?;
     let retries = retries.unwrap_or_else(|| p.max_retries().clamp(1, 100));
-    let h = p.herd(jobs, retries, bucket_ms)?;
+    let h = p.herd(jobs, retries, bucket_ms).map_err(flag)?;
     if json {
         outln!("{}", json!({"policy": p, "herd": h}));
     } else {
@@ -360,47 +373,27 @@ fn explain(
         None => now_ms(),
         Some(t) => match t.parse::<u64>() {
             Ok(ms) => ms,
-            Err(_) => parse_timestamp(&t)?,
+            Err(_) => parse_timestamp(&t).map_err(flag)?,
         },
     };
-    failure.code = code.as_deref().map(HandlerCode::parse).transpose()?;
-    let d = p.decide(&failure, now, jitter.source())?;
+    failure.code = code
+        .as_deref()
+        .map(HandlerCode::parse)
+        .transpose()
+        .map_err(flag)?;
+    let d = p.decide(&failure, now, jitter.source()).map_err(flag)?;
     if json {
         outln!("{}", json!({"decision": d, "explanation": d.explain()}));
     } else {
-        outln!("{}", d.explain());
+        say(&d.explain())?;
     }
     Ok(())
 }
 
 fn main() -> ExitCode {
-    let json_out = |v: serde_json::Value| output::line(format_args!("{v}"));
     let ran = run(Cli::parse()).and_then(|()| output::flush().map_err(|e| (e.into(), false)));
     match ran {
         Ok(()) => ExitCode::SUCCESS,
-        Err((Failed::Output(e), _)) if output::is_closed_pipe(&e) => ExitCode::SUCCESS,
-        Err((Failed::Output(e), _)) => {
-            output::error_line(format_args!("error: cannot write the output: {e}"));
-            ExitCode::from(2)
-        }
-        Err((Failed::Engine(e), json)) => {
-            if json {
-                // The exit code already says it failed; a closed pipe
-                // leaves nothing more to say.
-                let _ = json_out(
-                    json!({"valid": false, "code": e.code().as_str(), "field": e.field(), "path": e.path(), "faults": e.faults()}),
-                );
-            } else {
-                for f in e.faults() {
-                    let path = f.path.as_deref().unwrap_or("(document)");
-                    output::error_line(format_args!("error[{}] {path}: {}", e.code(), f.message));
-                }
-            }
-            ExitCode::from(1)
-        }
-        Err((Failed::Other(msg), _)) => {
-            output::error_line(format_args!("error: {msg}"));
-            ExitCode::from(2)
-        }
+        Err((failed, json)) => report::print(failed, json),
     }
 }

@@ -1,7 +1,68 @@
-//! Durations in words for people reading a terminal.
+//! Durations in words for people reading a terminal, and text that fits
+//! the terminal's width.
 
-/// `1500` → `1.5s`, `5_400_000` → `1h 30m`, `250` → `250ms`.
+use ojs_retry::MAX_MS;
+
+/// The width output is fitted to: the terminal's (when standard output is
+/// one), else `COLUMNS`, else 80, the width every terminal has.
+pub fn width() -> usize {
+    terminal_size::terminal_size()
+        .map(|(w, _)| usize::from(w.0))
+        .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
+        .filter(|&w| w >= 40)
+        .unwrap_or(80)
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a
+/// word longer than that stays whole); lines after the first start with
+/// `indent`.
+pub fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let len = line.chars().count();
+        if !line.trim().is_empty() && len + 1 + word.chars().count() > width {
+            lines.push(std::mem::replace(&mut line, indent.to_owned()));
+        }
+        if !line.is_empty() && !line.ends_with(' ') {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.trim().is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// A cap in words: `5m`, or `no cap` for the engine's largest duration
+/// (what a policy without a cap holds).
+pub fn cap(ms: u64) -> String {
+    if ms >= MAX_MS {
+        "no cap".to_owned()
+    } else {
+        human(ms)
+    }
+}
+
+/// The retries a policy allows, in words: `24 retries allowed
+/// (max_attempts 25)`, or `unlimited retries` for the engine's largest
+/// count (what a policy without a limit holds).
+pub fn retries_allowed(max_attempts: u64) -> String {
+    match max_attempts {
+        n if n >= MAX_MS => "unlimited retries".to_owned(),
+        1 => "no retries (max_attempts 1)".to_owned(),
+        2 => "1 retry allowed (max_attempts 2)".to_owned(),
+        n => format!("{} retries allowed (max_attempts {n})", n - 1),
+    }
+}
+
+/// `1500` → `1.5s`, `5_400_000` → `1h 30m`, `250` → `250ms`; `∞` for the
+/// engine's largest duration (where a formula saturates).
 pub fn human(ms: u64) -> String {
+    if ms >= MAX_MS {
+        return "∞".to_owned();
+    }
     if ms < 1_000 {
         return format!("{ms}ms");
     }
@@ -32,6 +93,9 @@ pub fn short(ms: u64) -> String {
         (60_000, "m"),
         (1_000, "s"),
     ];
+    if ms >= MAX_MS {
+        return "∞".to_owned();
+    }
     if ms < 1_000 {
         return format!("{ms}ms");
     }
@@ -74,6 +138,31 @@ mod tests {
         for (ms, text) in cases {
             assert_eq!(short(ms), text);
         }
+    }
+
+    #[test]
+    fn unbounded_values_say_what_they_mean() {
+        assert_eq!(cap(MAX_MS), "no cap");
+        assert_eq!(cap(300_000), "5m");
+        assert_eq!(
+            (human(MAX_MS), short(MAX_MS)),
+            ("∞".to_owned(), "∞".to_owned())
+        );
+        assert_eq!(retries_allowed(MAX_MS), "unlimited retries");
+        assert_eq!(retries_allowed(1), "no retries (max_attempts 1)");
+        assert_eq!(retries_allowed(25), "24 retries allowed (max_attempts 25)");
+    }
+
+    #[test]
+    fn wrap_breaks_at_spaces() {
+        assert_eq!(wrap("aa bb cc", 5, "  "), ["aa bb", "  cc"]);
+        assert_eq!(wrap("a verylongword b", 4, ""), ["a", "verylongword", "b"]);
+        assert_eq!(wrap("", 10, ""), Vec::<String>::new());
+        assert!(
+            wrap(&"word ".repeat(40), 80, "  ")
+                .iter()
+                .all(|l| l.chars().count() <= 80)
+        );
     }
 
     #[test]

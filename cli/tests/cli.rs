@@ -20,9 +20,12 @@ fn example(name: &str) -> String {
         .into_owned()
 }
 
+/// Runs the binary with a wide `COLUMNS`, so that no line is wrapped
+/// (tests/width.rs checks the output at 80 columns).
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ojs-retry"))
         .args(args)
+        .env("COLUMNS", "1000")
         .output()
         .unwrap()
 }

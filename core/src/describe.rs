@@ -2,6 +2,7 @@
 
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 
 /// A double for messages, spelled as JavaScript spells it: `NaN`,
 /// `Infinity`, `-Infinity`, `2.5`, `-1`, `1e300`.
@@ -33,6 +34,49 @@ pub(crate) fn quote(s: &str) -> String {
     }
 }
 
+/// ` (did you mean "max_attempts"?)` when one of `known` is a likely
+/// misspelling of `name` (the same in another case, or at most three edits
+/// away and no more than a third of its letters), else nothing: a typo's fix
+/// is said where the typo is reported.
+pub(crate) fn did_you_mean(name: &str, known: &[&str]) -> String {
+    let lower = name.to_lowercase();
+    let most = (name.chars().count() / 3).min(3);
+    let best = known
+        .iter()
+        .map(|k| (edits(&lower, &k.to_lowercase()), *k))
+        .filter(|(d, _)| *d <= most)
+        .min_by_key(|(d, _)| *d);
+    match best {
+        Some((_, k)) => format!(" (did you mean {}?)", quote(k)),
+        None => String::new(),
+    }
+}
+
+/// The Levenshtein distance between `a` and `b`, in characters.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = i;
+        let mut left = i.saturating_add(1);
+        let mut next = Vec::with_capacity(row.len());
+        next.push(left);
+        for (j, cb) in b.iter().enumerate() {
+            let up = row.get(j.saturating_add(1)).copied().unwrap_or(usize::MAX);
+            let cost = usize::from(ca != *cb);
+            let here = diagonal
+                .saturating_add(cost)
+                .min(up.saturating_add(1))
+                .min(left.saturating_add(1));
+            next.push(here);
+            diagonal = up;
+            left = here;
+        }
+        row = next;
+    }
+    row.last().copied().unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,6 +89,32 @@ mod tests {
         let q = quote(&long);
         assert_eq!(q, alloc::format!("\"{}...\" (140 bytes)", "é".repeat(64)));
         assert_eq!(quote(""), "\"\"");
+    }
+
+    #[test]
+    fn a_likely_misspelling_is_named() {
+        let known = ["max_attempts", "max_interval", "jitter", "retry", "dead"];
+        assert_eq!(
+            did_you_mean("max_attempt", &known),
+            " (did you mean \"max_attempts\"?)"
+        );
+        assert_eq!(
+            did_you_mean("MAX_ATTEMPTS", &known),
+            " (did you mean \"max_attempts\"?)"
+        );
+        assert_eq!(did_you_mean("jiter", &known), " (did you mean \"jitter\"?)");
+        assert_eq!(
+            did_you_mean("max_intervals", &known),
+            " (did you mean \"max_interval\"?)"
+        );
+        // Too far, or too short to tell a typo from another word.
+        assert_eq!(did_you_mean("bogus", &known), "");
+        assert_eq!(did_you_mean("aa", &known), "");
+        assert_eq!(did_you_mean("xyz", &known), "");
+        assert_eq!(did_you_mean("ded", &known), " (did you mean \"dead\"?)");
+        assert_eq!(edits("kitten", "sitting"), 3);
+        assert_eq!(edits("", "abc"), 3);
+        assert_eq!(edits("é", "e"), 1);
     }
 
     #[test]

@@ -315,8 +315,9 @@ pub(super) fn read_layer(value: &Value, faults: &mut Faults, ctx: &str) -> Parti
     for key in map.keys().filter(|k| !FIELDS.contains(&k.as_str())) {
         let expected = FIELDS.join(", ");
         let message = format!(
-            "{ctx}unknown field {}; expected one of {expected}",
-            quote(key)
+            "{ctx}unknown field {}{}; expected one of {expected}",
+            quote(key),
+            crate::describe::did_you_mean(key, &FIELDS)
         );
         faults.push_key(key, message);
     }

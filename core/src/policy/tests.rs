@@ -59,3 +59,22 @@ fn an_unknown_key_is_its_own_field_whatever_it_holds() {
         ]
     );
 }
+
+#[test]
+fn an_unknown_field_names_the_field_it_may_be() {
+    let e = RetryPolicy::from_json(r#"{"max_attempt": 3, "bogus": 1}"#).unwrap_err();
+    let messages: Vec<_> = e.faults().iter().map(|f| f.message.as_str()).collect();
+    assert!(
+        messages[1].starts_with(r#"unknown field "max_attempt" (did you mean "max_attempts"?); expected one of max_attempts, "#),
+        "{messages:?}"
+    );
+    assert!(messages[0].starts_with(r#"unknown field "bogus"; expected"#));
+    let e = RetryPolicy::preset_json("sidekiq", r#"{"max_retry": 3}"#).unwrap_err();
+    assert!(
+        e.faults()[0].message.starts_with(
+            r#"unknown field "max_retry" for the sidekiq preset (did you mean "max_retries"?);"#
+        ),
+        "{}",
+        e.faults()[0].message
+    );
+}

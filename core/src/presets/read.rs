@@ -210,8 +210,9 @@ impl<'a> Reader<'a> {
         for key in self.map.keys() {
             if key != "system" && !options.contains(&key.as_str()) {
                 let message = format!(
-                    "unknown field {} for the {system} preset; expected one of system, {known}",
-                    quote(key)
+                    "unknown field {} for the {system} preset{}; expected one of system, {known}",
+                    quote(key),
+                    crate::describe::did_you_mean(key, options)
                 );
                 self.fault(key, message);
             }
