@@ -1,7 +1,10 @@
 // ojs-retry for Node.js: the native addon (napi-rs) for this platform, or the
-// WebAssembly build (`ojs-retry-wasm`, the same API) where no native binary
-// loads. This file only chooses and re-exports; both backends are generated
-// from the same core, and index.d.ts is napi-rs's generated declaration.
+// WebAssembly build (`ojs-retry-wasm`) where no native binary loads. Both are
+// the same binding crate (bindings-wasm/src) built two ways, with the same
+// exports; the public API over them is one JS layer (`ojs-retry-wasm/api`,
+// from bindings-wasm/js/api.ts) that both packages use, so the classes, the
+// error class `OjsRetryError` and the declarations (index.d.ts re-exports
+// api.d.ts) are one. This file only chooses and binds.
 //
 //   OJS_RETRY_FORCE_WASM=1   skip the native addon and use the wasm build
 //
@@ -54,14 +57,17 @@ function firstLine(e) {
   return e && e.message ? e.message.split('\n')[0] : String(e)
 }
 
-let binding
+let api
 let backend
 const forced = /^(1|true|yes)$/i.test(process.env.OJS_RETRY_FORCE_WASM || '')
 let nativeError = forced ? new Error('skipped: OJS_RETRY_FORCE_WASM is set') : null
 
 if (!forced) {
   try {
-    binding = loadNative()
+    const raw = loadNative()
+    // The JS layer, from the wasm package (an ES module; loading it does not
+    // instantiate the wasm module).
+    api = require('ojs-retry-wasm/api').bind(raw)
     backend = 'native'
   } catch (e) {
     nativeError = e
@@ -69,7 +75,7 @@ if (!forced) {
 }
 if (backend === undefined) {
   try {
-    binding = require('ojs-retry-wasm')
+    api = require('ojs-retry-wasm')
     backend = 'wasm'
   } catch (wasmError) {
     const err = new Error(
@@ -87,15 +93,16 @@ if (backend === undefined) {
 // The shared surface (index.d.ts), whichever backend loaded it.
 module.exports = {
   backend,
-  RetryPolicy: binding.RetryPolicy,
-  RetryState: binding.RetryState,
-  Reservation: binding.Reservation,
-  matches: binding.matches,
-  firstMatch: binding.firstMatch,
-  parseDuration: binding.parseDuration,
-  formatDuration: binding.formatDuration,
-  parseTimestamp: binding.parseTimestamp,
-  formatTimestamp: binding.formatTimestamp,
-  jitterSample: binding.jitterSample,
-  presetSystems: binding.presetSystems,
+  RetryPolicy: api.RetryPolicy,
+  RetryState: api.RetryState,
+  Reservation: api.Reservation,
+  OjsRetryError: api.OjsRetryError,
+  matches: api.matches,
+  firstMatch: api.firstMatch,
+  parseDuration: api.parseDuration,
+  formatDuration: api.formatDuration,
+  parseTimestamp: api.parseTimestamp,
+  formatTimestamp: api.formatTimestamp,
+  jitterSample: api.jitterSample,
+  presetSystems: api.presetSystems,
 }

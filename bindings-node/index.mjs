@@ -10,6 +10,7 @@ export const {
   RetryPolicy,
   RetryState,
   Reservation,
+  OjsRetryError,
   matches,
   firstMatch,
   parseDuration,

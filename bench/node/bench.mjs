@@ -142,12 +142,28 @@ bench('floor', 'napi-rs no-op method delayBare(n)', (i) => fn.delayBare(nOf(i)))
 bench('delay', 'wasm delay(n, { key })', (i) => pw.delay(nOf(i), { key: job(i) }))
 bench('floor', 'wasm-bindgen no-op delay(n, { key }), bag read by serde-wasm-bindgen', (i) => fw.delay(nOf(i), { key: job(i) }))
 bench('floor', 'wasm-bindgen no-op delayBare(n, { key }), bag not read', (i) => fw.delayBare(nOf(i), { key: job(i) }))
-// The wasm binding reads every object argument from a structuredClone copy
-// (bindings-wasm/src/convert.rs, `inert`): what that copy costs by itself.
+// What the structuredClone copy of every object argument cost by itself,
+// which both bindings made before issue 24 (for comparison with earlier
+// rounds; the binding no longer copies).
 bench('floor', 'structuredClone({ key })', (i) => structuredClone({ key: job(i) }).key.length)
 bench('floor', 'structuredClone(failure) + structuredClone({ key, now })', (i) =>
   structuredClone({ attempt: 3, type: 'external.timeout' }).attempt +
   structuredClone({ key: job(i), now: NOW }).now)
+// Since issue 24 the API calls typed free functions of the binding crate
+// (policyDelay, policyDecide): their frameworks' no-ops of the same
+// signatures, called with the same arguments.
+const fhN = napiFloor.floorHandle()
+const fhW = wasmFloor.floorHandle()
+const outN = Buffer.from(new Float64Array(8).buffer)
+const outW = new Float64Array(8)
+bench('floor', 'napi-rs no-op policyDelay(h, n, u, seed, key), the export of delay', (i) =>
+  napiFloor.policyDelay(fhN, nOf(i), undefined, undefined, job(i)))
+bench('floor', 'wasm-bindgen no-op policyDelay(h, n, u, seed, key), the export of delay', (i) =>
+  wasmFloor.policyDelay(fhW, nOf(i), undefined, undefined, job(i)))
+bench('floor', 'napi-rs no-op policyDecide(h, attempt, type, ..., key, now, out), the export of decide', (i) =>
+  napiFloor.policyDecide(fhN, 3, 'external.timeout', undefined, undefined, undefined, undefined, undefined, job(i), NOW, outN) ?? 0)
+bench('floor', 'wasm-bindgen no-op policyDecide(h, attempt, type, ..., key, now, out), the export of decide', (i) =>
+  wasmFloor.policyDecide(fhW, 3, 'external.timeout', undefined, undefined, undefined, undefined, undefined, job(i), NOW, outW) ?? 0)
 // The other jitter sources, for scale.
 bench('delay', 'native delay(n, { seed })', (i) => pn.delay(nOf(i), { seed: i }))
 bench('delay', 'native delay(n, { u })', (i) => pn.delay(nOf(i), { u: Math.random() }))

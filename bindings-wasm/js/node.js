@@ -1,8 +1,25 @@
 // Node (and Bun): read the .wasm next to this file synchronously, so a plain
-// `import { RetryPolicy } from "ojs-retry-wasm"` is ready to use.
+// `import { RetryPolicy } from "ojs-retry-wasm"` is ready to use. The API is
+// the shared JS layer (api.js) over the module's exports.
 import { readFileSync } from "node:fs";
-import { initSync } from "./ojs_retry_wasm.js";
+import * as raw from "./ojs_retry_wasm.js";
+import { bind, OjsRetryError } from "./api.js";
 
-initSync({ module: readFileSync(new URL("./ojs_retry_wasm_bg.wasm", import.meta.url)) });
+raw.initSync({ module: readFileSync(new URL("./ojs_retry_wasm_bg.wasm", import.meta.url)) });
 
-export * from "./ojs_retry_wasm.js";
+/** Which implementation answers: this package is always WebAssembly. */
+export const backend = "wasm";
+export const {
+  RetryPolicy,
+  RetryState,
+  Reservation,
+  matches,
+  firstMatch,
+  parseDuration,
+  formatDuration,
+  parseTimestamp,
+  formatTimestamp,
+  jitterSample,
+  presetSystems,
+} = bind(raw);
+export { OjsRetryError };

@@ -1,131 +1,231 @@
-//! # ojs-retry-wasm
+//! # ojs-retry-js
 //!
-//! The [`ojs_retry`] engine for JavaScript hosts through WebAssembly:
-//! browsers, bundlers, Cloudflare Workers (workerd), Deno, Bun and Node.
-//! Published on npm as `ojs-retry-wasm`.
+//! The JavaScript binding of the [`ojs_retry`] engine: one crate, built two
+//! ways by `cfg`, as `css-inline`'s JavaScript binding is —
 //!
-//! wasm-bindgen used as documented: `#[wasm_bindgen]` classes wrapping the
-//! core types ([`RetryPolicy`], [`RetryState`], [`Reservation`]), JS objects
-//! read with serde-wasm-bindgen into the core's readers and written from
-//! the core's `Serialize` types, wasm-bindgen's generated `.d.ts` (the
-//! document shapes are in the custom section below), OS entropy from
-//! `crypto.getRandomValues` through getrandom's JS backend, the default
-//! allocator. A core error becomes a JS `Error` in one place
-//! (`convert::Thrown` into `JsValue`). This crate holds no policy logic: it converts,
-//! calls the core, and maps errors.
+//! * natively, a Node-API addon through napi-rs (`#[napi]`), shipped in the
+//!   npm package `ojs-retry`;
+//! * for `wasm32`, a WebAssembly module through wasm-bindgen
+//!   (`#[wasm_bindgen]`), shipped in the npm package `ojs-retry-wasm`
+//!   (browsers, bundlers, workerd, Deno, Bun, and Node's fallback).
+//!
+//! Every export is one Rust function carrying both frameworks' attribute
+//! (`cfg_attr`), over the same argument types (numbers, strings,
+//! `Option`s, `&mut [f64]`, opaque handles, and [`fw::Val`] — a JS value
+//! read by [`read`]), so the two builds have the same exports, checked by
+//! the same tests. The packages' public API is one small JS layer over
+//! these exports (`js/api.ts`, shipped by both packages): the classes
+//! `RetryPolicy`, `RetryState` and `Reservation` holding handles in
+//! private fields, `OjsRetryError`, and the reading of option bags and
+//! failures by own-property lookups.
+//!
+//! What lives here: converting arguments ([`read`]: live JS values read by
+//! the core's one reader through a serde `Deserializer`, sizes checked
+//! before anything is copied, own properties only, holes as holes; the
+//! call options, [`options`]), calling the core, and writing results
+//! ([`out`]). A core error becomes the JSON text every export throws, in
+//! one place ([`fw::Thrown`]); the JS layer makes it an `OjsRetryError`.
+//! No policy logic lives here, and no `unsafe`.
 
-// No hand-written `unsafe` (the expansions of wasm-bindgen's macros are
-// not held to this lint, so it can be forbidden).
-#![forbid(unsafe_code)]
-
-mod convert;
-mod herd;
-mod host;
+mod fw;
+mod options;
+mod out;
 mod policy;
+mod read;
 mod state;
 
 use ojs_retry::ErrorCode;
-use wasm_bindgen::JsCast;
-use wasm_bindgen::prelude::*;
 
-use convert::{JsResult, num};
-pub use policy::RetryPolicy;
-pub use state::{Reservation, RetryState};
+use crate::fw::{Core, Result, Thrown, Val, ret};
+use crate::read::Host;
 
-/// The arguments of `matches` / `firstMatch`: a string and an array of strings.
-fn match_args(error_type: &JsValue, patterns: &JsValue) -> JsResult<(String, Vec<String>)> {
-    let error_type = convert::string(error_type, ErrorCode::InvalidArgument, "error_type")?;
-    let list = convert::value_as(patterns, ErrorCode::InvalidArgument, Some("patterns"))?;
-    let patterns = ojs_retry::matching::patterns_from_value(&list)?;
-    Ok((error_type, patterns))
+/// The error a caller's argument of the wrong kind is, as JSON text (what
+/// every export throws): the JS layer's own checks (a value that is not a
+/// `RetryPolicy`, an object that was freed) report through the engine's
+/// one error shape.
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    napi_derive::napi(js_name = "argumentError")
+)]
+#[cfg_attr(
+    target_arch = "wasm32",
+    wasm_bindgen::prelude::wasm_bindgen(js_name = "argumentError")
+)]
+pub fn argument_error(field: String, message: String) -> String {
+    Thrown::from(ojs_retry::Error::invalid_argument(&field, message)).json()
 }
 
-/// Whether `errorType` matches one of `patterns` (exact, or a `prefix.*`
-/// wildcard).
-#[wasm_bindgen]
-pub fn matches(
-    #[wasm_bindgen(js_name = errorType, unchecked_param_type = "string")] error_type: &JsValue,
-    #[wasm_bindgen(unchecked_param_type = "string[]")] patterns: &JsValue,
-) -> JsResult<bool> {
-    let (error_type, patterns) = match_args(error_type, patterns)?;
-    Ok(ojs_retry::matches(&error_type, &patterns))
+/// The error of a document whose reading threw, as JSON text, with the
+/// document's `code`.
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    napi_derive::napi(js_name = "unreadableError")
+)]
+#[cfg_attr(
+    target_arch = "wasm32",
+    wasm_bindgen::prelude::wasm_bindgen(js_name = "unreadableError")
+)]
+pub fn unreadable_error(code: String, message: String) -> String {
+    let code = match code.as_str() {
+        "validation.retry_policy_invalid" => ErrorCode::RetryPolicyInvalid,
+        "validation.state_invalid" => ErrorCode::StateInvalid,
+        _ => ErrorCode::InvalidArgument,
+    };
+    Thrown::from(ojs_retry::Error::new(
+        code,
+        "",
+        format!("the value cannot be read as plain data ({message})"),
+    ))
+    .json()
 }
 
-/// The first of `patterns` that `errorType` matches, or `null`.
-#[wasm_bindgen(js_name = firstMatch, unchecked_return_type = "string | null")]
-pub fn first_match(
-    #[wasm_bindgen(js_name = errorType, unchecked_param_type = "string")] error_type: &JsValue,
-    #[wasm_bindgen(unchecked_param_type = "string[]")] patterns: &JsValue,
-) -> JsResult<JsValue> {
-    let (error_type, patterns) = match_args(error_type, patterns)?;
-    Ok(convert::or_null(ojs_retry::first_match(
-        &error_type,
-        &patterns,
-    )))
+/// The names the decision codes of [`out::decision`] stand for, and the
+/// preset systems: `{"actions": [...], "reasons": [...], "codes": [...],
+/// "presetSystems": [...]}`, read once by the JS layer.
+#[cfg_attr(not(target_arch = "wasm32"), napi_derive::napi(js_name = "names"))]
+#[cfg_attr(
+    target_arch = "wasm32",
+    wasm_bindgen::prelude::wasm_bindgen(js_name = "names")
+)]
+pub fn names() -> String {
+    out::names()
+}
+
+/// Which build this is: `"native"` (napi-rs) or `"wasm"` (wasm-bindgen).
+#[cfg_attr(not(target_arch = "wasm32"), napi_derive::napi(js_name = "flavor"))]
+#[cfg_attr(
+    target_arch = "wasm32",
+    wasm_bindgen::prelude::wasm_bindgen(js_name = "flavor")
+)]
+pub fn flavor() -> String {
+    if cfg!(target_arch = "wasm32") {
+        "wasm"
+    } else {
+        "native"
+    }
+    .into()
+}
+
+/// Whether `errorType` matches any of `patterns` (exact, or a `prefix.*`
+/// wildcard; a bare `*` matches nothing).
+#[cfg_attr(not(target_arch = "wasm32"), napi_derive::napi(js_name = "matches"))]
+#[cfg_attr(
+    target_arch = "wasm32",
+    wasm_bindgen::prelude::wasm_bindgen(js_name = "matches")
+)]
+pub fn matches(error_type: Val, patterns: Val, ctx: Val) -> Result<bool> {
+    let h = fw::host(&ctx);
+    ret(match_args(&h, &error_type, patterns).map(|(t, p)| ojs_retry::matches(&t, &p)))
+}
+
+/// The first of `patterns` that `errorType` matches.
+#[cfg_attr(not(target_arch = "wasm32"), napi_derive::napi(js_name = "firstMatch"))]
+#[cfg_attr(
+    target_arch = "wasm32",
+    wasm_bindgen::prelude::wasm_bindgen(js_name = "firstMatch")
+)]
+pub fn first_match(error_type: Val, patterns: Val, ctx: Val) -> Result<Option<String>> {
+    let h = fw::host(&ctx);
+    ret(match_args(&h, &error_type, patterns)
+        .map(|(t, p)| ojs_retry::first_match(&t, &p).map(str::to_owned)))
+}
+
+fn match_args<H: Host>(h: &H, error_type: &H::V, patterns: H::V) -> Core<(String, Vec<String>)> {
+    let error_type = read::string_arg(h, error_type, ErrorCode::InvalidArgument, "error_type")?;
+    let list = read::named(h, patterns, ErrorCode::InvalidArgument, "patterns")?;
+    Ok((error_type, ojs_retry::matching::patterns_from_value(&list)?))
 }
 
 /// An ISO 8601 duration (`"PT1.5S"`) in milliseconds.
-#[wasm_bindgen(js_name = parseDuration)]
-pub fn parse_duration(
-    #[wasm_bindgen(unchecked_param_type = "string")] text: &JsValue,
-) -> JsResult<f64> {
-    if let Some(s) = text.dyn_ref::<js_sys::JsString>() {
-        ojs_retry::duration::check_duration_len(s.length() as usize)?;
-    }
-    let text = convert::string(text, ErrorCode::InvalidArgument, "duration")?;
-    Ok(num(ojs_retry::parse_duration(&text)?))
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    napi_derive::napi(js_name = "parseDuration")
+)]
+#[cfg_attr(
+    target_arch = "wasm32",
+    wasm_bindgen::prelude::wasm_bindgen(js_name = "parseDuration")
+)]
+pub fn parse_duration(text: Val, ctx: Val) -> Result<f64> {
+    let h = fw::host(&ctx);
+    ret((|| {
+        if let Some(units) = read::string_len(&h, &text) {
+            ojs_retry::duration::check_duration_len(units)?;
+        }
+        let text = read::string_arg(&h, &text, ErrorCode::InvalidArgument, "duration")?;
+        Ok(out::num(ojs_retry::parse_duration(&text)?))
+    })())
 }
 
-/// Milliseconds as the shortest ISO 8601 duration.
-#[wasm_bindgen(js_name = formatDuration)]
-pub fn format_duration(
-    #[wasm_bindgen(unchecked_param_type = "number")] ms: &JsValue,
-) -> JsResult<String> {
-    Ok(ojs_retry::format_duration(convert::uint(ms, "duration")?)?)
+/// The canonical ISO 8601 text of a duration in milliseconds.
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    napi_derive::napi(js_name = "formatDuration")
+)]
+#[cfg_attr(
+    target_arch = "wasm32",
+    wasm_bindgen::prelude::wasm_bindgen(js_name = "formatDuration")
+)]
+pub fn format_duration(ms: Val, ctx: Val) -> Result<String> {
+    let h = fw::host(&ctx);
+    ret((|| {
+        Ok(ojs_retry::format_duration(read::uint_arg(
+            &h, &ms, "duration",
+        )?)?)
+    })())
 }
 
 /// An RFC 3339 timestamp as epoch milliseconds.
-#[wasm_bindgen(js_name = parseTimestamp)]
-pub fn parse_timestamp(
-    #[wasm_bindgen(unchecked_param_type = "string")] text: &JsValue,
-) -> JsResult<f64> {
-    let text = convert::string(text, ErrorCode::InvalidArgument, "timestamp")?;
-    Ok(num(ojs_retry::parse_timestamp(&text)?))
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    napi_derive::napi(js_name = "parseTimestamp")
+)]
+#[cfg_attr(
+    target_arch = "wasm32",
+    wasm_bindgen::prelude::wasm_bindgen(js_name = "parseTimestamp")
+)]
+pub fn parse_timestamp(text: Val, ctx: Val) -> Result<f64> {
+    let h = fw::host(&ctx);
+    ret((|| {
+        let text = read::string_arg(&h, &text, ErrorCode::InvalidArgument, "timestamp")?;
+        Ok(out::num(ojs_retry::parse_timestamp(&text)?))
+    })())
 }
 
 /// Epoch milliseconds as RFC 3339 UTC (`2026-02-12T10:31:05.250Z`).
-#[wasm_bindgen(js_name = formatTimestamp)]
-pub fn format_timestamp(
-    #[wasm_bindgen(unchecked_param_type = "number")] ms: &JsValue,
-) -> JsResult<String> {
-    Ok(ojs_retry::format_timestamp(convert::uint(
-        ms,
-        "timestamp",
-    )?)?)
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    napi_derive::napi(js_name = "formatTimestamp")
+)]
+#[cfg_attr(
+    target_arch = "wasm32",
+    wasm_bindgen::prelude::wasm_bindgen(js_name = "formatTimestamp")
+)]
+pub fn format_timestamp(ms: Val, ctx: Val) -> Result<String> {
+    let h = fw::host(&ctx);
+    ret((|| {
+        Ok(ojs_retry::format_timestamp(read::uint_arg(
+            &h,
+            &ms,
+            "timestamp",
+        )?)?)
+    })())
 }
 
-/// The 53-bit jitter sample `k` (`u = k / 2^53`) a source gives for
-/// `retryNumber`.
-#[wasm_bindgen(js_name = jitterSample)]
-pub fn jitter_sample(
-    #[wasm_bindgen(js_name = retryNumber, unchecked_param_type = "number")] retry_number: &JsValue,
-    #[wasm_bindgen(unchecked_optional_param_type = "Jitter")] options: &JsValue,
-) -> JsResult<f64> {
-    let n = convert::uint(retry_number, "retry_number")?;
-    let o = convert::options(options)?;
-    Ok(num(o.jitter_or_entropy().sample(n)?.bits()))
+/// The 53-bit sample `k` (`u = k / 2^53`) a jitter source gives for retry
+/// `retryNumber` (OS entropy without one); the options an object.
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    napi_derive::napi(js_name = "jitterSample")
+)]
+#[cfg_attr(
+    target_arch = "wasm32",
+    wasm_bindgen::prelude::wasm_bindgen(js_name = "jitterSample")
+)]
+pub fn jitter_sample(retry_number: Val, options: Val, ctx: Val) -> Result<f64> {
+    let h = fw::host(&ctx);
+    ret((|| {
+        let n = read::uint_arg(&h, &retry_number, "retry_number")?;
+        let o = options::CallOptions::read(&h, options, options::Call::Jitter)?;
+        Ok(out::num(o.jitter_or_entropy().sample(n)?.bits()))
+    })())
 }
-
-/// The systems `RetryPolicy.preset` knows.
-#[wasm_bindgen(js_name = presetSystems, unchecked_return_type = "PresetSystem[]")]
-pub fn preset_systems() -> Vec<String> {
-    ojs_retry::PRESET_SYSTEMS
-        .iter()
-        .map(|s| (*s).into())
-        .collect()
-}
-
-// The shapes of the documents and results that cross as plain objects
-// (wasm-bindgen types the classes and functions; these it cannot see).
-#[wasm_bindgen(typescript_custom_section)]
-const TS_TYPES: &str = include_str!("types.d.ts");

@@ -176,10 +176,21 @@ impl Error {
         }
     }
 
-    /// Builds an error from collected faults; `None` when there are none.
-    /// Past [`MAX_FAULTS`] the rest are counted in one last fault, so that
-    /// a document of a million bad entries gives a message of bounded size.
-    pub(crate) fn from_faults(code: ErrorCode, mut faults: Vec<Fault>) -> Option<Self> {
+    /// Builds an error from collected faults (a binding's reader of its
+    /// host's own argument objects collects them as the engine's readers
+    /// do); `None` when there are none. Past [`MAX_FAULTS`] the rest are
+    /// counted in one last fault, so that a document of a million bad
+    /// entries gives a message of bounded size.
+    ///
+    /// ```
+    /// use ojs_retry::{Error, ErrorCode, Fault};
+    /// let f = |k: &str| Fault { field: Some(k.into()), path: Some(k.into()), message: "unknown".into() };
+    /// let e = Error::from_faults(ErrorCode::InvalidArgument, vec![f("a"), f("b")]).unwrap();
+    /// assert_eq!((e.field(), e.faults().len()), (Some("a"), 2));
+    /// assert!(Error::from_faults(ErrorCode::InvalidArgument, vec![]).is_none());
+    /// ```
+    #[must_use]
+    pub fn from_faults(code: ErrorCode, mut faults: Vec<Fault>) -> Option<Self> {
         if faults.len() > MAX_FAULTS {
             let kept = MAX_FAULTS.saturating_sub(1);
             let more = faults.len().saturating_sub(kept);

@@ -1,7 +1,8 @@
 //! What a caller passes beside a document: the jitter source, `now`, a
-//! history limit — read once here, so that hosts that receive them as an
-//! object (JavaScript) check them the same way, and an owned [`Jitter`]
-//! that outlives the borrowed [`JitterSource`].
+//! history limit — read here for hosts that receive them as one object
+//! (Ruby's keyword hash; the JavaScript binding reads its own option bags
+//! by own-property lookups), and an owned [`Jitter`] that outlives the
+//! borrowed [`JitterSource`].
 
 use alloc::borrow::ToOwned;
 use alloc::format;
@@ -121,7 +122,7 @@ impl Jitter {
     }
 }
 
-/// The options a JavaScript caller passes beside a call, as one object:
+/// The options a caller passes beside a call, as one object:
 /// the jitter source (`u`, `seed` or `key`), `now` (epoch ms) and
 /// `historyLimit`. Unknown keys are errors: a typo must not silently mean
 /// "no jitter key".

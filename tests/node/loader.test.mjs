@@ -106,6 +106,31 @@ test('forced wasm without the wasm package: the error says native was skipped', 
   assert.match(r.stderr, /wasm fallback \(ojs-retry-wasm\)/)
 })
 
+test('a native addon without the wasm package (which holds the JS layer): one clear error', (t) => {
+  const dir = stage({ withWasm: false, withNative: true })
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const r = run(['-e', PROBE, dir])
+  assert.notEqual(r.status, 0)
+  assert.match(r.stderr, /ojs-retry: no backend could be loaded/)
+  assert.match(r.stderr, /native addon .*ojs-retry-wasm\/api/)
+})
+
+test('OjsRetryError is one class whichever backend threw', () => {
+  const script = `
+    const o = require(process.argv[1]);
+    let e;
+    try { new o.RetryPolicy({ max_attempts: -1 }) } catch (x) { e = x }
+    const w = require('ojs-retry-wasm/api');
+    console.log(JSON.stringify({ backend: o.backend, mine: e instanceof o.OjsRetryError, shared: o.OjsRetryError === w.OjsRetryError, error: e instanceof Error, code: e.code }));
+  `
+  for (const env of [{}, { OJS_RETRY_FORCE_WASM: '1' }]) {
+    const r = spawnSync(process.execPath, ['-e', script, PKG], { env: { ...process.env, ...env }, encoding: 'utf8', cwd: PKG })
+    assert.equal(r.status, 0, r.stderr)
+    const out = JSON.parse(r.stdout.trim())
+    assert.deepEqual(out, { backend: env.OJS_RETRY_FORCE_WASM ? 'wasm' : 'native', mine: true, shared: true, error: true, code: 'validation.retry_policy_invalid' })
+  }
+})
+
 test('the ESM entry is the same module as the CommonJS one', () => {
   const script = `
     import * as esm from ${JSON.stringify(join(PKG, 'index.mjs'))};
@@ -121,6 +146,7 @@ test('the ESM entry is the same module as the CommonJS one', () => {
     assert.equal(out.same, true)
     assert.equal(out.backend, env.OJS_RETRY_FORCE_WASM ? 'wasm' : 'native')
     assert.deepEqual(out.keys, [
+      'OjsRetryError',
       'Reservation',
       'RetryPolicy',
       'RetryState',

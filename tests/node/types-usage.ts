@@ -5,6 +5,7 @@
 // "ojs-retry". Never executed. The @ts-expect-error lines prove both reject
 // what the API rejects.
 import {
+  OjsRetryError as OjsRetryErrorClass,
   firstMatch,
   formatDuration,
   formatTimestamp,
@@ -177,7 +178,24 @@ try {
   const isError: Error = oe2;
 }
 
+// The error class is exported by both packages: `instanceof` narrows.
+try {
+  new RetryPolicy({ max_attempts: -1 });
+} catch (e) {
+  if (e instanceof OjsRetryErrorClass) {
+    const c: string = e.code;
+    const f: string | null = e.field;
+    const all: Fault[] = e.faults;
+    void [c, f, all];
+  }
+}
+// herd and nearestPlain on both packages; free() releases early.
+const herdPeak: number = new RetryPolicy().herd(100, 3, 1000).peakPerSecond;
+const plain: RetryPolicy = RetryPolicy.preset("sidekiq", { retry: 5 }).nearestPlain();
+plain.free();
+
 export {
+  herdPeak,
   systems, skSystem, skDelay, bullPolicy, badDoc, n, j, nre, oe, bs, effStrategy, text, badJitter, d1, d2,
   rowNums, drawn, cumulative, noJitterRows, batch1, batch2, decision2, action, reason, hc, mp, att, to, rn, dm,
   nra, badAction, badFailure, sd1, sd2, sd3, recFields, nextAt, term, sa, snra, st, shl, ra, hbDeadline, hb2,

@@ -21,6 +21,7 @@ function assertOjsError(fn, code, field, path = field) {
     caught = e;
   }
   assert.ok(caught instanceof Error, `expected an Error, got ${caught}`);
+  assert.ok(caught instanceof api.OjsRetryError, `expected an OjsRetryError, got ${caught}`);
   assert.equal(caught.code, code, caught.message);
   assert.equal(caught.field, field, caught.message);
   assert.equal(caught.path, path, caught.message);
@@ -129,13 +130,19 @@ test("RetryState: record failures (attempt optional), serialise, read back, term
   assertOjsError(() => s.recordFailure(p, { attempt: 5, type: "a" }, { now: NOW }), "validation.invalid_argument", "attempt");
 });
 
-test("freed objects are refused by wasm-bindgen, and the module keeps answering", () => {
+test("freed, copied and forged objects are the package's error, and the module keeps answering", () => {
   const p = new RetryPolicy();
+  const copy = structuredClone(p);
   p.free();
-  assert.throws(() => p.delay(1, { u: 0 }));
+  assertOjsError(() => p.delay(1, { u: 0 }), "validation.invalid_argument", "this");
+  assert.ok((() => { try { p.maxAttempts; } catch (e) { return e instanceof api.OjsRetryError; } })());
   const r = new Reservation(1, 1000, 0);
   r[Symbol.dispose]();
-  assert.throws(() => r.deadline);
+  assertOjsError(() => r.deadline, "validation.invalid_argument", "this");
+  // A structured clone is a plain object without the engine's handle.
+  assert.deepEqual(Object.keys(copy), []);
+  assertOjsError(() => new RetryState().recordFailure(copy, {}, { now: 0 }), "validation.invalid_argument", "policy");
+  assertOjsError(() => RetryPolicy.prototype.delay.call(copy, 1), "validation.invalid_argument", "this");
   assert.equal(new RetryPolicy({ jitter: false }).delay(3), 4000);
 });
 
@@ -146,9 +153,9 @@ test("deeply nested and cyclic values are document faults, and the instance surv
     () => new RetryPolicy({ non_retryable_errors: deep }),
     (e) => e.code === "validation.retry_policy_invalid" && e.field === "non_retryable_errors" && e.path.startsWith("non_retryable_errors"),
   );
-  // Deeper than the host's structuredClone goes: a fault of the whole document.
+  // Far deeper: still a fault of the field (the reader stops at its depth).
   for (let i = 0; i < 100_000; i++) deep = [deep];
-  assertOjsError(() => new RetryPolicy({ non_retryable_errors: deep }), "validation.retry_policy_invalid", null);
+  assertOjsError(() => new RetryPolicy({ non_retryable_errors: deep }), "validation.retry_policy_invalid", "non_retryable_errors", "non_retryable_errors[0]");
   const cyclic = {};
   cyclic.a = cyclic;
   assert.throws(() => new RetryPolicy({ non_retryable_errors: [cyclic] }), (e) => e.code === "validation.retry_policy_invalid");
@@ -163,11 +170,6 @@ test("the caller's code that throws while an argument is read (getters, proxies)
   const s = new RetryState();
   const revoked = Proxy.revocable({}, {});
   revoked.revoke();
-  class Slots extends Float64Array {
-    set() {
-      throw new Error("no");
-    }
-  }
   const evil = [
     () => s.recordFailure(p, new Proxy({}, { ownKeys() { throw new Error("boom"); } })),
     () => p.decide({ get type() { throw new Error("getter"); } }, { now: 0 }),
@@ -176,7 +178,7 @@ test("the caller's code that throws while an argument is read (getters, proxies)
     () => RetryPolicy.merge([{ get jitter() { throw 1; } }]),
     () => new RetryPolicy({ non_retryable_errors: [() => 1] }),
     () => matches("a", new Proxy(["a"], { get() { throw 2; } })),
-    () => p.delays(new Slots([1, 2]), { u: 0 }),
+    () => p.delays(new Float64Array(2), { get u() { throw 4; } }),
     () => RetryState.fromJSON({ get attempt() { throw 3; } }),
     () => parseDuration(revoked.proxy),
     () => p.delay(revoked.proxy),
@@ -185,22 +187,26 @@ test("the caller's code that throws while an argument is read (getters, proxies)
   // Thousands of times: an exception unwinding through wasm frames leaks
   // their borrows and stack, and a few hundred of them broke the instance.
   for (let round = 0; round < 500; round++) {
-    for (const call of evil) assert.throws(call, (e) => e instanceof Error && e.code.startsWith("validation."));
+    for (const call of evil) assert.throws(call, (e) => e instanceof api.OjsRetryError && e.code.startsWith("validation."));
   }
   assert.equal(p.delay(2), 2000);
   assert.equal(s.recordFailure(p, { type: "x" }, { now: 0 }).delayMs, 1000);
   assert.equal(s.attempt, 1);
 });
 
-test("the package ships wasm-bindgen's generated types and every entry", () => {
+test("the package ships the JS layer's generated declarations and every entry", () => {
   const require = createRequire(import.meta.url);
   const pkgPath = require.resolve("ojs-retry-wasm/package.json");
   const pkg = JSON.parse(readFileSync(pkgPath, "utf8"));
   assert.equal(pkg.name, "ojs-retry-wasm");
-  const dts = readFileSync(new URL(pkg.types, `file://${pkgPath}`), "utf8");
-  assert.match(dts, /export class RetryPolicy/);
+  const entry = readFileSync(new URL(pkg.types, `file://${pkgPath}`), "utf8");
+  assert.match(entry, /from "\.\/api\.js"/);
+  assert.match(readFileSync(new URL("api.d.ts", `file://${pkgPath}`), "utf8"), /export \* from '\.\/surface\.js'/);
+  const dts = readFileSync(new URL("surface.d.ts", `file://${pkgPath}`), "utf8");
+  assert.match(dts, /export declare class RetryPolicy/);
   assert.match(dts, /decide\(failure: Failure, options\?: DecideOptions\): Decision;/);
   assert.match(dts, /export interface ScheduleRow/);
+  assert.match(dts, /export declare class OjsRetryError extends Error/);
   for (const cond of ["workerd", "browser", "deno", "bun", "node", "import", "default"]) {
     assert.ok(cond in pkg.exports["."], `exports condition ${cond}`);
   }
@@ -212,13 +218,16 @@ test("cold start in Node: compile + instantiate of the shipped module, in a fres
     import { readFileSync } from "node:fs";
     import { createRequire } from "node:module";
     const dir = new URL(".", "file://" + createRequire(import.meta.url).resolve("ojs-retry-wasm/package.json"));
-    const { initSync, RetryPolicy } = await import(new URL("ojs_retry_wasm.js", dir));
+    const raw = await import(new URL("ojs_retry_wasm.js", dir));
+    const { bind } = await import(new URL("api.js", dir));
+    const { initSync } = raw;
     const bytes = readFileSync(new URL("ojs_retry_wasm_bg.wasm", dir));
     const t0 = performance.now();
     const module = new WebAssembly.Module(bytes);
     const t1 = performance.now();
     initSync({ module });
     const t2 = performance.now();
+    const { RetryPolicy } = bind(raw);
     const d = new RetryPolicy({ jitter: false }).delay(1);
     const t3 = performance.now();
     console.log(JSON.stringify({ d, compile: t1 - t0, instantiate: t2 - t1, first: t3 - t2, bytes: bytes.length }));`;

@@ -222,3 +222,53 @@ impl Floor {
 /// A free function that does nothing: the cheapest call napi-rs makes.
 #[napi]
 pub fn noop() {}
+
+/// What the floors of the typed calls take as the handle: an `External`, as
+/// the binding's (napi-rs type-checks it).
+pub struct FloorHandle;
+
+/// A handle for the typed floors.
+#[napi(js_name = "floorHandle")]
+pub fn floor_handle() -> napi::bindgen_prelude::External<FloorHandle> {
+    napi::bindgen_prelude::External::new(FloorHandle)
+}
+
+/// The floor of the binding's `policyDelay(handle, n, u, seed, key)`: the
+/// same argument types, converted by napi-rs, and nothing done.
+#[napi(js_name = "policyDelay")]
+pub fn policy_delay(
+    handle: &napi::bindgen_prelude::External<FloorHandle>,
+    n: f64,
+    u: Option<f64>,
+    seed: Option<f64>,
+    key: Option<String>,
+) -> f64 {
+    std::hint::black_box((handle, u, seed, key));
+    n
+}
+
+/// The floor of the binding's `policyDecide(handle, attempt, type, code,
+/// timedOut, message, u, seed, key, now, out)`: the same argument types,
+/// the decision's eight numbers written into `out`, no pattern returned.
+#[allow(clippy::too_many_arguments)]
+#[napi(js_name = "policyDecide")]
+pub fn policy_decide(
+    handle: &napi::bindgen_prelude::External<FloorHandle>,
+    attempt: f64,
+    error_type: Option<String>,
+    code: Option<String>,
+    timed_out: Option<bool>,
+    message: Option<String>,
+    u: Option<f64>,
+    seed: Option<f64>,
+    key: Option<String>,
+    now: f64,
+    mut out: napi::bindgen_prelude::BufferSlice<'_>,
+) -> Option<String> {
+    std::hint::black_box((handle, error_type, code, timed_out, message, u, seed, key));
+    let values = [0.0, 3.0, -1.0, attempt, 0.0, attempt, 4000.0, now + 4000.0];
+    for (c, v) in out.chunks_exact_mut(8).zip(values) {
+        c.copy_from_slice(&v.to_ne_bytes());
+    }
+    None
+}

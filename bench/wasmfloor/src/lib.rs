@@ -129,3 +129,52 @@ impl Floor {
         let _ = (failure, options);
     }
 }
+
+/// What the floors of the typed calls take as the handle, as the binding's
+/// handles are: a `#[wasm_bindgen]` struct.
+#[wasm_bindgen]
+pub struct FloorHandle;
+
+/// A handle for the typed floors.
+#[wasm_bindgen(js_name = floorHandle)]
+pub fn floor_handle() -> FloorHandle {
+    FloorHandle
+}
+
+/// The floor of the binding's `policyDelay(handle, n, u, seed, key)`: the
+/// same argument types, converted by wasm-bindgen, and nothing done.
+#[wasm_bindgen(js_name = policyDelay)]
+pub fn policy_delay(
+    handle: &FloorHandle,
+    n: f64,
+    u: Option<f64>,
+    seed: Option<f64>,
+    key: Option<String>,
+) -> f64 {
+    std::hint::black_box((handle, u, seed, key));
+    n
+}
+
+/// The floor of the binding's `policyDecide(handle, attempt, type, code,
+/// timedOut, message, u, seed, key, now, out)`: the same argument types,
+/// the decision's eight numbers written into `out`, no pattern returned.
+#[allow(clippy::too_many_arguments)]
+#[wasm_bindgen(js_name = policyDecide)]
+pub fn policy_decide(
+    handle: &FloorHandle,
+    attempt: f64,
+    error_type: Option<String>,
+    code: Option<String>,
+    timed_out: Option<bool>,
+    message: Option<String>,
+    u: Option<f64>,
+    seed: Option<f64>,
+    key: Option<String>,
+    now: f64,
+    out: js_sys::Float64Array,
+) -> Option<String> {
+    std::hint::black_box((handle, error_type, code, timed_out, message, u, seed, key));
+    let values = [0.0, 3.0, -1.0, attempt, 0.0, attempt, 4000.0, now + 4000.0];
+    out.copy_from(&values);
+    None
+}

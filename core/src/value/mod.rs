@@ -507,7 +507,6 @@ pub(crate) fn read_uint(v: &Value) -> Result<u64, String> {
     Ok(f as u64)
 }
 
-pub mod host;
 mod read;
 
 pub use read::MAX_DEPTH;
