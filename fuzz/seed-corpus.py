@@ -9,7 +9,7 @@
   joined by 0x1E, the target's layer separator), every §10 state document,
   every failure, every preset configuration (with its `system`, and as a
   `{"preset": ...}` document), and the examples of examples/.
-* policy_value, transitions: the same bytes as policy_bytes. These targets
+* policy_value, transitions, transaction: the same bytes as policy_bytes. These targets
   read their input through `arbitrary`, so a seed is not a document to them,
   only a varied starting point for libFuzzer's mutations.
 
@@ -75,6 +75,7 @@ def seeds():
         "policy_bytes": docs | examples,
         "policy_value": docs,
         "transitions": docs,
+        "transaction": docs,
     }
 
 

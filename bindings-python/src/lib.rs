@@ -9,6 +9,7 @@ mod args;
 mod errors;
 mod policy;
 mod state;
+mod transaction;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -123,6 +124,8 @@ fn _ojs_retry(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<policy::PyScheduleRow>()?;
     m.add_class::<state::PyRetryState>()?;
     m.add_class::<state::PyReservation>()?;
+    m.add_class::<transaction::PyOutcome>()?;
+    m.add_function(wrap_pyfunction!(transaction::run_transaction, m)?)?;
     let err_type = py.get_type::<PolicyError>();
     // Class-level defaults, so the attributes exist on the class too.
     err_type.setattr("code", "")?;

@@ -39,7 +39,7 @@ pub(crate) struct PyRetryPolicy {
 }
 
 impl PyRetryPolicy {
-    fn wrap(inner: ojs_retry::RetryPolicy) -> Self {
+    pub(crate) fn wrap(inner: ojs_retry::RetryPolicy) -> Self {
         Self {
             inner,
             json: OnceLock::new(),

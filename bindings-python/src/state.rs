@@ -37,7 +37,7 @@ pub(crate) struct PyRetryState {
 }
 
 impl PyRetryState {
-    fn wrap(inner: ojs_retry::RetryState) -> Self {
+    pub(crate) fn wrap(inner: ojs_retry::RetryState) -> Self {
         Self {
             inner: Mutex::new(inner),
         }
@@ -165,7 +165,7 @@ impl PyRetryState {
     }
 
     /// The §10 state document as compact JSON (RFC 3339 timestamps).
-    fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         lock(&self.inner).to_json()
     }
     /// The §10 state document as a dict.

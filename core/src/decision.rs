@@ -96,10 +96,19 @@ pub enum Reason {
     Exhausted,
     /// The failure is retryable and attempts remain.
     Retryable,
+    /// The job's policy (or the failure) was refused at failure time, so
+    /// the [failure transaction](crate::transaction) dead-lettered the job.
+    PolicyInvalid {
+        /// The refusal's code.
+        code: crate::ErrorCode,
+        /// The refusal's first field, if any.
+        field: Option<String>,
+    },
 }
 
 impl Reason {
-    /// `"handler_code"`, `"non_retryable"`, `"exhausted"` or `"retryable"`.
+    /// `"handler_code"`, `"non_retryable"`, `"exhausted"`, `"retryable"` or
+    /// `"policy_invalid"`.
     ///
     /// ```
     /// assert_eq!(ojs_retry::Reason::Exhausted.as_str(), "exhausted");
@@ -111,6 +120,7 @@ impl Reason {
             Self::NonRetryable { .. } => "non_retryable",
             Self::Exhausted => "exhausted",
             Self::Retryable => "retryable",
+            Self::PolicyInvalid { .. } => "policy_invalid",
         }
     }
 }
@@ -175,6 +185,13 @@ impl Decision {
             ),
             Reason::Exhausted => "no attempts remain under max_attempts (spec §2.2)".to_owned(),
             Reason::Retryable => "the failure is retryable and attempts remain".to_owned(),
+            Reason::PolicyInvalid { code, field } => format!(
+                "the engine refused the job's policy or failure ({code}{}), so the job cannot be decided by its policy",
+                field
+                    .as_deref()
+                    .map(|f| format!(", field {f}"))
+                    .unwrap_or_default()
+            ),
         };
         match (self.action, self.delay_ms, self.next_retry_at) {
             (Action::Retry, Some(delay), Some(at)) => format!(

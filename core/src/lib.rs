@@ -95,6 +95,7 @@ pub mod presets;
 pub mod reservation;
 pub mod state;
 pub mod time;
+pub mod transaction;
 pub mod value;
 
 /// The README's Rust example, compiled and run as a doc test.

@@ -15,6 +15,7 @@ from ._ojs_retry import (
     MAX_SCHEDULE_ROWS,
     PRESET_SYSTEMS,
     Decision,
+    Outcome,
     PolicyError,
     Reservation,
     RetryPolicy,
@@ -27,6 +28,7 @@ from ._ojs_retry import (
     matches,
     parse_duration,
     parse_timestamp,
+    run_transaction,
 )
 
 ErrorCode: TypeAlias = (
@@ -47,6 +49,7 @@ Reason: TypeAlias = (
     | Literal["non_retryable"]
     | Literal["exhausted"]
     | Literal["retryable"]
+    | Literal["policy_invalid"]
 )
 OnExhaustion: TypeAlias = Literal["discard"] | Literal["dead_letter"]
 Strategy: TypeAlias = (
@@ -107,6 +110,7 @@ __all__ = [
     "MAX_SCHEDULE_ROWS",
     "PRESET_SYSTEMS",
     "Decision",
+    "Outcome",
     "PolicyError",
     "Reservation",
     "RetryPolicy",
@@ -119,4 +123,5 @@ __all__ = [
     "matches",
     "parse_duration",
     "parse_timestamp",
+    "run_transaction",
 ]

@@ -20,6 +20,7 @@ __all__ = [
     "MAX_SCHEDULE_ROWS",
     "PRESET_SYSTEMS",
     "Decision",
+    "Outcome",
     "PolicyError",
     "Reservation",
     "RetryPolicy",
@@ -32,6 +33,7 @@ __all__ = [
     "matches",
     "parse_duration",
     "parse_timestamp",
+    "run_transaction",
 ]
 
 ErrorCode: TypeAlias = Literal[
@@ -42,7 +44,7 @@ ErrorCode: TypeAlias = Literal[
 ]
 HandlerCode: TypeAlias = Literal["RETRY", "DISCARD", "DEAD_LETTER", "FAIL"]
 Action: TypeAlias = Literal["retry", "discard", "dead_letter"]
-Reason: TypeAlias = Literal["handler_code", "non_retryable", "exhausted", "retryable"]
+Reason: TypeAlias = Literal["handler_code", "non_retryable", "exhausted", "retryable", "policy_invalid"]
 OnExhaustion: TypeAlias = Literal["discard", "dead_letter"]
 Strategy: TypeAlias = Literal["none", "linear", "exponential", "polynomial"]
 PresetSystem: TypeAlias = Literal[
@@ -193,6 +195,30 @@ class Decision:
     def __hash__(self) -> int: ...
 
 @final
+class Outcome:
+    """What a queue does with a failed job: ``run_transaction``'s result (frozen).
+
+    ``notes`` lists what the transaction changed or could not use, as
+    ``(kind, message)`` pairs; ``dead_letter`` is the dead-letter record's
+    JSON text for a dead letter, else ``None``.
+    """
+
+    @property
+    def action(self) -> Action: ...
+    @property
+    def decision(self) -> Decision: ...
+    @property
+    def state(self) -> RetryState: ...
+    @property
+    def state_json(self) -> str: ...
+    @property
+    def policy(self) -> RetryPolicy: ...
+    @property
+    def notes(self) -> list[tuple[str, str]]: ...
+    @property
+    def dead_letter(self) -> str | None: ...
+
+@final
 class ScheduleRow:
     """One retry of a schedule (frozen)."""
 
@@ -275,6 +301,23 @@ class Reservation:
     def is_expired(self, now: Instant | None = None) -> bool: ...
     def expiry(self, now: Instant | None = None) -> dict[str, Any] | None: ...
 
+def run_transaction(
+    attempt: int,
+    *,
+    key: str,
+    defaults: PolicyLayer | RetryPolicy | list[PolicyLayer | RetryPolicy] | None = None,
+    layer: PolicyLayer | RetryPolicy | None = None,
+    state: str | bytes | Mapping[str, Any] | RetryState | None = None,
+    type: str | None = None,
+    code: str | None = None,
+    timed_out: bool = False,
+    message: str | None = None,
+    details: Any = None,
+    now: Instant | None = None,
+    history_limit: int = 10,
+    queue: str = "",
+    job: Any = None,
+) -> Outcome: ...
 def matches(error_type: str, patterns: list[str] | tuple[str, ...]) -> bool: ...
 def first_match(error_type: str, patterns: list[str] | tuple[str, ...]) -> str | None: ...
 def parse_duration(text: str) -> int: ...

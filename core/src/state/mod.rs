@@ -169,7 +169,7 @@ impl RetryState {
         Ok(self)
     }
 
-    fn trim(&mut self) {
+    pub(crate) fn trim(&mut self) {
         while self.errors.len() > self.limit {
             self.errors.pop_front();
         }
@@ -396,7 +396,7 @@ impl RetryState {
 }
 
 /// The history entry for a failure.
-fn record_of(failure: &Failure, now_ms: u64) -> ErrorRecord {
+pub(crate) fn record_of(failure: &Failure, now_ms: u64) -> ErrorRecord {
     let error_type = match (&failure.error_type, failure.timed_out) {
         (Some(t), _) => t.clone(),
         (None, true) => TIMEOUT_ERROR_TYPE.into(),

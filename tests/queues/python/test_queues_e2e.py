@@ -129,6 +129,44 @@ def test_timeout_counts_the_attempt(queue: str, redis_url: str) -> None:
     assert set(_dead_letters(queue, redis_url, doc)) == {ids["always_slow"]}
 
 
+@pytest.mark.parametrize("queue", QUEUES)
+def test_failures_the_engine_cannot_store_as_they_are_are_recorded(queue: str, redis_url: str) -> None:
+    """A 70 000-character message and a lone surrogate: decided as any
+    failure (the timelines are decide's), recorded truncated / replaced."""
+    ids = _ids(queue, "long", "surrogate")
+    policy = {**POLICY, "max_attempts": 2}
+    scenario = {"policy": policy, "jobs": [
+        {"id": ids["long"], "outcomes": "always", "always": {"type": "upstream.html", "long_message": 70_000}},
+        {"id": ids["surrogate"], "outcomes": "always", "always": {"type": "io.decode", "surrogate": True}},
+    ]}
+    doc = _run(queue, redis_url, scenario)
+    _assert_timelines(doc, scenario, redis_url)
+    dead = _dead_letters(queue, redis_url, doc)
+    long = [e["message"] for e in dead[ids["long"]]["retry_state"]["errors"]]
+    assert len(long) == 2 and all(len(m.encode()) <= 65_536 and m.endswith("bytes truncated]") for m in long)
+    assert [n["kind"] for n in dead[ids["long"]]["notes"]] == ["message_truncated"]
+    assert {e["message"] for e in dead[ids["surrogate"]]["retry_state"]["errors"]} == {"bad \ufffd byte"}
+
+
+@pytest.mark.parametrize("queue", ["celery", "rq"])
+def test_a_layer_the_workers_refuse_is_dead_lettered_and_the_worker_goes_on(queue: str, redis_url: str) -> None:
+    """A job enqueued with the plain queue API carries a layer the workers'
+    defaults refuse (PT10M over the default PT5M cap): dead-lettered with the
+    fault on its first failure; the one worker then runs the next job."""
+    ids = _ids(queue, "refused", "next")
+    runner = {"celery": timeline_celery, "rq": timeline_rq}[queue]
+    scenario = {"policy": POLICY, "raw_layer": '{"initial_interval": "PT10M"}', "jobs": [
+        {"id": ids["refused"], "outcomes": "always", "always": {"type": "external.timeout"}},
+        {"id": ids["next"], "outcomes": []},
+    ]}
+    doc = runner.run(redis_url, scenario, 1)
+    got = {j: [(r["attempt"], r["action"], r["reason"]) for r in rows] for j, rows in doc["jobs"].items()}
+    assert got == {ids["refused"]: [(1, "dead_letter", "policy_invalid")], ids["next"]: [(1, "succeeded", None)]}
+    record = _dead_letters(queue, redis_url, doc)[ids["refused"]]
+    assert record["reason"] == "policy_invalid" and record["retry_state"]["terminal"] == "dead_letter"
+    assert record["notes"][0]["kind"] == "policy_refused" and "initial_interval" in record["notes"][0]["message"]
+
+
 def test_rq_killed_work_horse_counts_the_attempt(redis_url: str) -> None:
     ids = _ids("rq", "killed", "always_killed")
     scenario = {"policy": {**POLICY, "max_attempts": 2}, "jobs": [

@@ -11,6 +11,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from ojs_retry.integrations import POLICY_KEY
+
 import timeline_common as tc
 
 QUEUE = "celery"
@@ -36,6 +38,11 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2, task: str
             procs += tc.start_workers([*argv, "-n", f"w{i}-{rec.run}@%h"], 1, env, tc.log_prefix(f"celery{i}", rec.run))
         fn = getattr(celery_app, task)
         for job in scenario["jobs"]:
+            if "raw_layer" in scenario:
+                # A header no producer checked.
+                fn.apply_async((job["id"],), task_id=job["id"], queue=queue,
+                               headers={POLICY_KEY: scenario["raw_layer"]})
+                continue
             fn.apply_async((job["id"],), task_id=job["id"], queue=queue, ojs_policy=scenario["policy"])
         jobs = rec.collect([j["id"] for j in scenario["jobs"]])
     finally:

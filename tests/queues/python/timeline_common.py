@@ -181,6 +181,18 @@ class Recorder:
         return {j: self.timeline(j)[0] for j in ids}
 
 
+def message_for(outcome: Mapping[str, Any], attempt: int) -> str:
+    """The failure's message: ``"attempt N"``, or what a real failure at
+    failure time can carry — ``{"long_message": n}`` (an upstream HTML page:
+    n characters), ``{"surrogate": true}`` (bytes decoded with
+    ``surrogateescape``)."""
+    if outcome.get("long_message"):
+        return "<html>" + "x" * int(outcome["long_message"])
+    if outcome.get("surrogate"):
+        return b"bad \xff byte".decode("utf-8", "surrogateescape")
+    return f"attempt {attempt}"
+
+
 def handle(job_id: str) -> str:
     """The scenario's handler: runs in the worker, raises the scripted failure."""
     rec = Recorder.from_env()
@@ -194,7 +206,7 @@ def handle(job_id: str) -> str:
         for _ in range(600):  # short sleeps: Dramatiq's time limit interrupts between bytecodes
             time.sleep(0.05)
     if outcome is not None:
-        raise JobError(outcome["type"], code=outcome.get("code"), message=f"attempt {attempt}")
+        raise JobError(outcome["type"], code=outcome.get("code"), message=message_for(outcome, attempt))
     rec.succeeded(job_id, attempt)
     return "ok"
 

@@ -15,6 +15,7 @@ from typing import Any
 import redis
 from rq import Queue
 
+from ojs_retry.integrations import POLICY_KEY
 from ojs_retry.integrations.rq import OjsRetry
 
 import timeline_common as tc
@@ -34,8 +35,14 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2,
         queue = Queue(name, connection=redis.Redis.from_url(redis_url))
         ojs = OjsRetry()
         for job in scenario["jobs"]:
+            timeout = scenario.get("job_timeout_s", 180)
+            if "raw_layer" in scenario:
+                # The plain RQ API: a layer no producer checked.
+                queue.enqueue(tc.handle, job["id"], job_id=job["id"], job_timeout=timeout,
+                              meta={POLICY_KEY: scenario["raw_layer"]})
+                continue
             ojs.enqueue(queue, tc.handle, job["id"], job_id=f"{job['id']}", ojs_policy=scenario["policy"],
-                        job_timeout=scenario.get("job_timeout_s", 180))
+                        job_timeout=timeout)
         jobs = rec.collect([j["id"] for j in scenario["jobs"]])
     finally:
         tc.stop_workers(procs)

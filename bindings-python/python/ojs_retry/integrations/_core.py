@@ -24,25 +24,27 @@ which do not depend on the queue:
   the queue's own options / metadata; every worker merges it over its own
   defaults. A preset is a whole policy: the engine refuses to merge it with
   another layer, and that refusal is the enqueue-time error.
-* :func:`record_failure` — the job's §10 retry state plus one failure gives
-  the engine's decision, keyed by the job id (every worker computes the same
-  delay for the same attempt). The queue's attempt counter is the truth: a
-  state that lags or leads it (a killed worker that never recorded its
-  attempt, a redelivered failure) is rebased onto it, keeping its history.
-* :func:`dead_letter_record` — what a dead-lettered job carries: its §10
-  state (attempt, the newest errors, at least 10), the decision (why) and
-  the policy.
+* :func:`transact` — the engine's failure transaction
+  (:func:`ojs_retry.run_transaction`): the queue's defaults, the job's
+  carried layer and §10 state, the queue's attempt counter and the failure
+  give the outcome — the decision keyed by the job id (every worker
+  computes the same delay for the same attempt), the state to store and,
+  for a dead letter, the dead-letter record. It never raises for what the
+  job carries; the rebasing, truncation and record are the engine's.
+* :func:`notify` — listeners are told after the decision was carried out;
+  one that raises is logged, never changing the outcome.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import Decision, HandlerCode, PolicyLayer, RetryPolicy, RetryState
+from .. import Decision, HandlerCode, Outcome, PolicyLayer, RetryPolicy, run_transaction
 
 __all__ = [
     "HISTORY_LIMIT",
@@ -52,14 +54,13 @@ __all__ = [
     "Failure",
     "JobError",
     "Listener",
-    "dead_letter_record",
     "error_type_of",
     "failure_from_exception",
     "layer_text",
     "notify",
     "now_ms",
-    "record_failure",
     "resolve_policy",
+    "transact",
     "validate_job_policy",
 ]
 
@@ -71,6 +72,8 @@ STATE_KEY = "ojs_retry_state"
 HISTORY_LIMIT = 10
 
 _HANDLER_CODES = ("RETRY", "DISCARD", "DEAD_LETTER", "FAIL")
+
+_log = logging.getLogger("ojs_retry")
 
 
 class JobError(Exception):
@@ -194,68 +197,39 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _state_for(state: str | Mapping[str, Any] | RetryState | None, attempt: int) -> RetryState:
-    if state is None:
-        current = RetryState(HISTORY_LIMIT)
-    elif isinstance(state, RetryState):
-        current = state
-    else:
-        current = RetryState.from_json(state, HISTORY_LIMIT)
-    if current.next_attempt == attempt or attempt < 1:
-        # attempt < 1: the engine's record_failure refuses it with its typed error.
-        return current
-    doc = current.to_dict()
-    doc["attempt"] = attempt - 1
-    doc["next_retry_at"] = None
-    doc["terminal"] = None
-    return RetryState.from_json(doc, HISTORY_LIMIT)
-
-
-def record_failure(
-    policy: RetryPolicy,
-    state: str | Mapping[str, Any] | RetryState | None,
+def transact(
+    defaults: PolicyLayer | RetryPolicy | None,
+    layer: str | None,
+    state: str | None,
     attempt: int,
     failure: Failure,
     *,
     key: str,
-    now: int | None = None,
-) -> tuple[Decision, RetryState]:
-    """Records ``failure`` of ``attempt`` (1-based, the queue's counter).
-
-    Returns the engine's decision (keyed jitter with ``key``, the job id)
-    and the updated §10 state for the job to carry on.
-    """
-    current = _state_for(state, attempt)
-    decision = current.record_failure(
-        policy, attempt, key=key, now=now if now is not None else now_ms(), **failure.as_kwargs()
-    )
-    return decision, current
-
-
-def dead_letter_record(
-    *,
     queue: str,
-    job_id: str,
-    state: RetryState,
-    decision: Decision,
-    policy: RetryPolicy,
-    job: Mapping[str, Any] | None = None,
+    job: Any = None,
     now: int | None = None,
-) -> dict[str, Any]:
-    """What a dead-lettered job carries: its §10 state, why, and the policy.
+) -> Outcome:
+    """The failure transaction (:func:`ojs_retry.run_transaction`) of one job.
 
-    ``job`` holds whatever the queue needs to re-enqueue it by hand (task
-    name, arguments).
+    ``attempt`` is the queue's own counter, ``layer`` and ``state`` the texts
+    the job carries (or ``None``), ``key`` the job id and ``job`` what a
+    person needs to re-enqueue it by hand (kept in the dead-letter record).
+    Never raises for what the job carries: a refused layer is a dead letter,
+    an unreadable or disagreeing state is rebased, an over-long message is
+    truncated — each in ``outcome.notes``.
     """
-    return {
-        "queue": queue,
-        "job_id": job_id,
-        "dead_lettered_at": now if now is not None else now_ms(),
-        "retry_state": state.to_dict(),
-        "decision": decision.to_dict(),
-        "policy": json.loads(policy.to_json()),
-        "job": dict(job) if job is not None else None,
-    }
+    return run_transaction(
+        attempt,
+        key=key,
+        defaults=defaults,
+        layer=layer,
+        state=state,
+        history_limit=HISTORY_LIMIT,
+        queue=queue,
+        job=job,
+        now=now if now is not None else now_ms(),
+        **failure.as_kwargs(),
+    )
 
 
 @dataclass(frozen=True)
@@ -269,12 +243,21 @@ class DecisionEvent:
     decision: Decision
     at_ms: int
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: What the transaction changed or could not use: ``(kind, message)``.
+    notes: tuple[tuple[str, str], ...] = ()
 
 
 Listener = Callable[[DecisionEvent], None]
 
 
 def notify(listeners: Iterable[Listener], event: DecisionEvent) -> None:
-    """Calls every listener; a listener's exception propagates (never hidden)."""
+    """Tells every listener, after the decision was carried out.
+
+    A listener that raises is logged (logger ``ojs_retry``) and the next one
+    is still called: a listener never changes or loses the outcome.
+    """
     for listener in listeners:
-        listener(event)
+        try:
+            listener(event)
+        except Exception:
+            _log.exception("ojs_retry: listener %r raised for job %s", listener, event.job_id)

@@ -2,7 +2,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .. import Decision, HandlerCode, PolicyLayer, RetryPolicy, RetryState
+from .. import Decision, HandlerCode, Outcome, PolicyLayer, RetryPolicy
 
 __all__ = [
     "HISTORY_LIMIT",
@@ -12,14 +12,13 @@ __all__ = [
     "Failure",
     "JobError",
     "Listener",
-    "dead_letter_record",
     "error_type_of",
     "failure_from_exception",
     "layer_text",
     "notify",
     "now_ms",
-    "record_failure",
     "resolve_policy",
+    "transact",
     "validate_job_policy",
 ]
 
@@ -62,25 +61,18 @@ def validate_job_policy(
     job: PolicyLayer | RetryPolicy | None, defaults: PolicyLayer | RetryPolicy | None = None
 ) -> str | None: ...
 def now_ms() -> int: ...
-def record_failure(
-    policy: RetryPolicy,
-    state: str | Mapping[str, Any] | RetryState | None,
+def transact(
+    defaults: PolicyLayer | RetryPolicy | None,
+    layer: str | None,
+    state: str | None,
     attempt: int,
     failure: Failure,
     *,
     key: str,
-    now: int | None = None,
-) -> tuple[Decision, RetryState]: ...
-def dead_letter_record(
-    *,
     queue: str,
-    job_id: str,
-    state: RetryState,
-    decision: Decision,
-    policy: RetryPolicy,
-    job: Mapping[str, Any] | None = None,
+    job: Any = None,
     now: int | None = None,
-) -> dict[str, Any]: ...
+) -> Outcome: ...
 @dataclass(frozen=True)
 class DecisionEvent:
     queue: str
@@ -90,6 +82,7 @@ class DecisionEvent:
     decision: Decision
     at_ms: int
     extra: Mapping[str, Any] = ...
+    notes: tuple[tuple[str, str], ...] = ...
 
 Listener = Callable[[DecisionEvent], None]
 

@@ -17,7 +17,7 @@ The job's policy layer travels in its options (``opts["ojs_retry_policy"]``,
 set by :func:`enqueue`, which validates it first); its §10 retry state in a
 field of the job's own hash (``ojs_retry_state``), removed with the job.
 BullMQ has no dead-letter queue: a dead-lettered job is pushed, as the JSON
-record of :func:`ojs_retry.integrations.dead_letter_record`, onto the Redis
+dead-letter record of the engine's failure transaction, onto the Redis
 list ``<prefix>:<queue>:dead`` (oldest first, :func:`dead_letter_key`) and the
 job itself goes to BullMQ's failed set.
 
@@ -36,19 +36,18 @@ import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
-from .. import PolicyLayer, RetryPolicy
+from .. import Outcome, PolicyLayer, RetryPolicy
 from ._core import (
     POLICY_KEY,
     STATE_KEY,
     DecisionEvent,
     Failure,
     Listener,
-    dead_letter_record,
     failure_from_exception,
     notify,
     now_ms,
-    record_failure,
     resolve_policy,
+    transact,
     validate_job_policy,
 )
 
@@ -147,17 +146,7 @@ class Processor:
         self.defaults = policy
         self.listeners = tuple(listeners)
         self.timeout_ms = timeout_ms
-        self._policies: dict[str | None, RetryPolicy] = {}
         resolve_policy(policy)  # a bad default fails here, not at the first failure
-
-    def policy_for(self, job: Any) -> RetryPolicy:
-        """The job's effective policy: the defaults <- its own layer."""
-        text = job.opts.get(POLICY_KEY)
-        found = self._policies.get(text)
-        if found is None:
-            found = resolve_policy(self.defaults, text)
-            self._policies[text] = found
-        return found
 
     async def __call__(self, job: Any, token: str) -> Any:
         bullmq = _bullmq()
@@ -193,56 +182,59 @@ class Processor:
         await client.hset(key, _STALLS_FIELD, job.stalledCounter)
         lost = Failure(STALLED_TYPE, None, True, "the job stalled (its worker stopped renewing the lock)")
         attempt = job.attemptsMade + job.stalledCounter
-        decision = await self._record(job, attempt, lost)
-        if decision.action == "retry":
+        out = await self._record(job, attempt, lost)
+        if out.action == "retry":
             bullmq = _bullmq()
-            await job.moveToDelayed(now_ms() + (decision.delay_ms or 0), token)
+            await job.moveToDelayed(now_ms() + (out.decision.delay_ms or 0), token)
+            self._notify(job, attempt, lost, out)
             raise bullmq.DelayedError()
-        await self._terminal(job, decision)
+        await self._terminal(job, attempt, lost, out)
 
-    async def _record(self, job: Any, attempt: int, failure: Failure) -> Any:
+    async def _record(self, job: Any, attempt: int, failure: Failure) -> Outcome:
         client, key = _job_hash(job)
-        policy = self.policy_for(job)
         # The first attempt has no state to read (one round trip fewer).
         state = None if attempt == 1 else await client.hget(key, STATE_KEY)
-        decision, new_state = record_failure(policy, _text(state), attempt, failure, key=str(job.id))
-        await client.hset(key, STATE_KEY, new_state.to_json())
-        job._ojs_retry_state = new_state
-        job._ojs_retry_policy = policy
-        notify(self.listeners, DecisionEvent(job.queue.name, str(job.id), attempt, failure, decision, now_ms()))
-        return decision
+        out = transact(
+            self.defaults,
+            job.opts.get(POLICY_KEY),
+            _text(state),
+            attempt,
+            failure,
+            key=str(job.id),
+            queue=job.queue.name,
+            job={"name": job.name, "data": job.data, "opts": job.opts},
+        )
+        await client.hset(key, STATE_KEY, out.state_json)
+        return out
+
+    def _notify(self, job: Any, attempt: int, failure: Failure, out: Outcome) -> None:
+        event = DecisionEvent(job.queue.name, str(job.id), attempt, failure, out.decision, now_ms(), notes=out.notes)
+        notify(self.listeners, event)
 
     async def _carry_out(self, job: Any, attempt: int, failure: Failure, exc: BaseException) -> NoReturn:
         bullmq = _bullmq()
-        decision = await self._record(job, attempt, failure)
-        if decision.action == "retry":
-            job._ojs_retry_delay = decision.delay_ms or 0
+        out = await self._record(job, attempt, failure)
+        if out.action == "retry":
+            job._ojs_retry_delay = out.decision.delay_ms or 0
             # moveToFailed reads these from this object: a job added without
             # job_options (plain queue.add) is retried all the same.
             job.opts["attempts"] = ATTEMPTS
             job.opts["backoff"] = {"type": BACKOFF_TYPE}
+            # BullMQ carries the retry out when this raises; the decision
+            # and the state are already stored.
+            self._notify(job, attempt, failure, out)
             if isinstance(exc, bullmq.UnrecoverableError):
                 raise RuntimeError(str(exc)) from exc
             raise exc
-        await self._terminal(job, decision)
+        await self._terminal(job, attempt, failure, out)
 
-    async def _terminal(self, job: Any, decision: Any) -> NoReturn:
+    async def _terminal(self, job: Any, attempt: int, failure: Failure, out: Outcome) -> NoReturn:
         bullmq = _bullmq()
-        if decision.action == "dead_letter":
+        if out.dead_letter is not None:
             client, _ = _job_hash(job)
-            record = dead_letter_record(
-                queue=job.queue.name,
-                job_id=str(job.id),
-                state=job._ojs_retry_state,
-                decision=decision,
-                policy=job._ojs_retry_policy,
-                job={"name": job.name, "data": job.data, "opts": job.opts},
-            )
-            await client.rpush(
-                dead_letter_key(job.queue.name, job.queue.prefix),
-                json.dumps(record, separators=(",", ":")),
-            )
-        raise bullmq.UnrecoverableError(f"ojs-retry: {decision.action} ({decision.reason})")
+            await client.rpush(dead_letter_key(job.queue.name, job.queue.prefix), out.dead_letter)
+        self._notify(job, attempt, failure, out)
+        raise bullmq.UnrecoverableError(f"ojs-retry: {out.action} ({out.decision.reason})")
 
 
 def _failure_of(exc: BaseException, bullmq: Any) -> Failure:

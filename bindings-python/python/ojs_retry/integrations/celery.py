@@ -17,7 +17,7 @@ What it maps (docs/integrations.md has the whole table):
   the microsecond); ``max_retries`` is ``None`` so Celery never stops a retry
   the engine decided;
 * discard: the exception propagates (Celery records FAILURE and acknowledges);
-* dead letter: the dead-letter record (``_core.dead_letter_record``) is pushed
+* dead letter: the engine's dead-letter record (``outcome.dead_letter``) is pushed
   onto the Redis list ``<queue>:dead`` (``ojs_dead_letter_key`` overrides
   it), then the exception propagates as for discard.
 
@@ -27,7 +27,6 @@ The job's policy layer and its §10 state travel in the message headers
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
@@ -46,12 +45,10 @@ from ._core import (
     DecisionEvent,
     JobError,
     Listener,
-    dead_letter_record,
     failure_from_exception,
     notify,
     now_ms,
-    record_failure,
-    resolve_policy,
+    transact,
     validate_job_policy,
 )
 
@@ -138,32 +135,31 @@ class OjsTask(_TaskBase):  # type: ignore[misc,valid-type]
         """Decides and carries out; returns only for discard / dead letter."""
         request = self.request
         carried = self._ojs_headers()
-        policy = resolve_policy(self.ojs_policy, carried[POLICY_KEY])
         failure = failure_from_exception(exc, timeout_types=self.ojs_timeout_types)
         attempt = int(request.retries or 0) + 1
         now = now_ms()
-        decision, state = record_failure(
-            policy, carried[STATE_KEY], attempt, failure, key=str(request.id), now=now
-        )
         queue = (request.delivery_info or {}).get("routing_key") or self.app.conf.task_default_queue
-        notify(
-            self.ojs_listeners,
-            DecisionEvent("celery", str(request.id), attempt, failure, decision, now, {"queue": queue}),
+        out = transact(
+            self.ojs_policy,
+            carried[POLICY_KEY],
+            carried[STATE_KEY],
+            attempt,
+            failure,
+            key=str(request.id),
+            queue=queue,
+            job={"task": self.name, "args": request.args, "kwargs": request.kwargs},
+            now=now,
         )
+        decision = out.decision
+        event = DecisionEvent("celery", str(request.id), attempt, failure, decision, now, {"queue": queue}, out.notes)
         if decision.action == "retry":
-            headers = {**(request.headers or {}), POLICY_KEY: carried[POLICY_KEY], STATE_KEY: state.to_json()}
+            headers = {**(request.headers or {}), POLICY_KEY: carried[POLICY_KEY], STATE_KEY: out.state_json}
             delay_ms = decision.delay_ms or 0
-            raise self.retry(exc=exc, countdown=delay_ms / 1000, headers=headers)
+            retry = self.retry(exc=exc, countdown=delay_ms / 1000, headers=headers, throw=False)
+            notify(self.ojs_listeners, event)
+            raise retry
         if decision.action == "dead_letter":
-            record = dead_letter_record(
-                queue=queue,
-                job_id=str(request.id),
-                state=state,
-                decision=decision,
-                policy=policy,
-                job={"task": self.name, "args": request.args, "kwargs": request.kwargs},
-                now=now,
-            )
             key = self.ojs_dead_letter_key or dead_letter_key(queue)
             url = self.ojs_dead_letter_url or self.app.conf.broker_url
-            _redis_client(url).rpush(key, json.dumps(record, default=repr))
+            _redis_client(url).rpush(key, out.dead_letter or "null")
+        notify(self.ojs_listeners, event)

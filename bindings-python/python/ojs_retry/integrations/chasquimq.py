@@ -33,6 +33,7 @@ counted as type ``chasquimq.redelivered`` with ``timed_out`` (spec §9.2).
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -41,12 +42,11 @@ from ._core import (
     DecisionEvent,
     Failure,
     Listener,
-    dead_letter_record,
     failure_from_exception,
     notify,
     now_ms,
-    record_failure,
     resolve_policy,
+    transact,
     validate_job_policy,
 )
 
@@ -153,17 +153,8 @@ class Handler:
         self.defaults = policy
         self.listeners = tuple(listeners)
         self.timeout_ms = timeout_ms
-        self._policies: dict[str | None, RetryPolicy] = {}
         self._pending: set[asyncio.Future[Any]] = set()
         resolve_policy(policy)  # a bad default fails here, not at the first failure
-
-    def policy_for(self, text: str | None) -> RetryPolicy:
-        """The effective policy: the defaults <- a job's own layer."""
-        found = self._policies.get(text)
-        if found is None:
-            found = resolve_policy(self.defaults, text)
-            self._policies[text] = found
-        return found
 
     async def __call__(self, job: Any) -> Any:
         chasquimq = _chasquimq()
@@ -205,21 +196,25 @@ class Handler:
         await self.redis.aclose()
 
     async def _carry_out(self, job: Any, meta: dict[str, Any], data: Any, attempt: int, failure: Failure) -> None:
-        policy = self.policy_for(meta.get("policy"))
-        decision, state = record_failure(policy, meta.get("state"), attempt, failure, key=meta["id"])
-        notify(self.listeners, DecisionEvent(self.queue.name, meta["id"], attempt, failure, decision, now_ms()))
-        if decision.action == "discard":
-            return
-        after = {**meta, "attempts": attempt, "state": state.to_json()}
-        if decision.action == "retry":
-            delay = decision.delay_ms or 0
-            await self._publish(job, after, data, f"{meta['id']}~{attempt + 1}", delay)
-            return
-        after["dead"] = dead_letter_record(
-            queue=self.queue.name, job_id=meta["id"], state=state, decision=decision, policy=policy,
+        out = transact(
+            self.defaults,
+            meta.get("policy"),
+            meta.get("state"),
+            attempt,
+            failure,
+            key=meta["id"],
+            queue=self.queue.name,
             job={"name": job.name, "data": data},
         )
-        await self._publish(job, after, data, f"{meta['id']}~dead", 0)
+        after = {**meta, "attempts": attempt, "state": out.state_json}
+        if out.action == "retry":
+            delay = out.decision.delay_ms or 0
+            await self._publish(job, after, data, f"{meta['id']}~{attempt + 1}", delay)
+        elif out.action == "dead_letter":
+            after["dead"] = json.loads(out.dead_letter or "null")
+            await self._publish(job, after, data, f"{meta['id']}~dead", 0)
+        event = DecisionEvent(self.queue.name, meta["id"], attempt, failure, out.decision, now_ms(), notes=out.notes)
+        notify(self.listeners, event)
 
     async def _publish(self, job: Any, meta: dict[str, Any], data: Any, chasqui_id: str, delay: int) -> None:
         payload = {ENVELOPE_KEY: meta, "data": data}

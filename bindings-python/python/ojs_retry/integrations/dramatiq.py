@@ -37,6 +37,7 @@ Dramatiq acknowledge it as done.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable
 from typing import Any
@@ -56,13 +57,12 @@ from ._core import (
     DecisionEvent,
     JobError,
     Listener,
-    dead_letter_record,
     failure_from_exception,
     layer_text,
     notify,
     now_ms,
-    record_failure,
     resolve_policy,
+    transact,
     validate_job_policy,
 )
 
@@ -194,39 +194,35 @@ class OjsRetries(Middleware):  # type: ignore[misc,valid-type]
             message.fail()
 
     def _decide(self, broker: Any, message: Any, exception: BaseException) -> None:
-        policy = resolve_policy(self._actor_defaults(broker, message.actor_name), message.options.get(POLICY_KEY))
         failure = failure_from_exception(exception, timeout_types=self.timeout_types)
-        retries = int(message.options.get("retries", 0))
-        attempt = retries + 1
+        attempt = int(message.options.get("retries", 0)) + 1
         now = now_ms()
-        decision, state = record_failure(
-            policy, message.options.get(STATE_KEY), attempt, failure, key=str(message.message_id), now=now
+        out = transact(
+            self._actor_defaults(broker, message.actor_name),
+            message.options.get(POLICY_KEY),
+            message.options.get(STATE_KEY),
+            attempt,
+            failure,
+            key=str(message.message_id),
+            queue=message.queue_name,
+            job={"actor": message.actor_name, "args": list(message.args), "kwargs": dict(message.kwargs)},
+            now=now,
         )
-        message.options[STATE_KEY] = state.to_json()
+        decision = out.decision
+        message.options[STATE_KEY] = out.state_json
         if decision.action == "retry":
             message.options["retries"] = attempt
-            notify(self.listeners, self._event(message, attempt, failure, decision, now))
             broker.enqueue(message, delay=decision.delay_ms or 0)
-            return
-        if decision.action == "dead_letter":
-            record = dead_letter_record(
-                queue=message.queue_name,
-                job_id=str(message.message_id),
-                state=state,
-                decision=decision,
-                policy=policy,
-                job={"actor": message.actor_name, "args": list(message.args), "kwargs": dict(message.kwargs)},
-                now=now,
-            )
-            message.options[DEAD_LETTER_OPTION] = record
+        elif decision.action == "dead_letter":
+            message.options[DEAD_LETTER_OPTION] = json.loads(out.dead_letter or "null")
             _store_for_xq(broker, message)
             message.fail()
-        notify(self.listeners, self._event(message, attempt, failure, decision, now))
+        notify(self.listeners, self._event(message, attempt, failure, decision, now, out.notes))
 
     @staticmethod
-    def _event(message: Any, attempt: int, failure: Any, decision: Any, now: int) -> DecisionEvent:
+    def _event(message: Any, attempt: int, failure: Any, decision: Any, now: int, notes: Any) -> DecisionEvent:
         extra = {"queue": message.queue_name}
-        return DecisionEvent("dramatiq", str(message.message_id), attempt, failure, decision, now, extra)
+        return DecisionEvent("dramatiq", str(message.message_id), attempt, failure, decision, now, extra, notes)
 
 
 def _store_for_xq(broker: Any, message: Any) -> None:
@@ -242,5 +238,5 @@ def _store_for_xq(broker: Any, message: Any) -> None:
     if client is None or namespace is None or redis_id is None:
         return
     key = f"{namespace}:{message.queue_name}.msgs"
-    client.hset(key, redis_id, message._message.encode())
+    client.hset(key, redis_id, message.encode())
 

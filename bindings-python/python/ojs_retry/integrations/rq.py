@@ -19,8 +19,9 @@ looks at the job's retry fields, so the handler decides and sets them:
 * discard: ``retries_left = 0`` and ``failure_ttl = 0``: RQ deletes the job
   instead of keeping it in the ``FailedJobRegistry``.
 
-The attempt is the job's §10 state's next attempt (``job.meta``; RQ's
-raised-exception path keeps no count of its own beyond ``retries_left``).
+The attempt counter is ``job.meta["ojs_retry_attempts"]`` (RQ's
+raised-exception path keeps no count of its own beyond ``retries_left``);
+the engine's failure transaction rebases the carried state onto it.
 ``JobTimeoutException`` is a timeout; so is ``AbandonedJobError`` (a worker
 died: RQ's registry clean-up calls the same handlers) and a killed work
 horse (``work_horse_killed_handler``). The jitter key is the job id.
@@ -28,11 +29,12 @@ horse (``work_horse_killed_handler``). The jitter key is the job id.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from typing import Any
 
-from .. import PolicyLayer, RetryPolicy, RetryState
+from .. import PolicyLayer, RetryPolicy
 from ._core import (
     POLICY_KEY,
     STATE_KEY,
@@ -40,19 +42,39 @@ from ._core import (
     Failure,
     JobError,
     Listener,
-    dead_letter_record,
     failure_from_exception,
     notify,
     now_ms,
-    record_failure,
     resolve_policy,
+    transact,
     validate_job_policy,
 )
 
-__all__ = ["DEAD_LETTER_META_KEY", "JobError", "OjsRetry", "delay_seconds"]
+__all__ = ["ATTEMPTS_META_KEY", "DEAD_LETTER_META_KEY", "TERMINAL_META_KEY", "JobError", "OjsRetry", "delay_seconds"]
 
 #: Where a dead-lettered job's record is, in ``job.meta``.
 DEAD_LETTER_META_KEY = "ojs_dead_letter"
+#: The failures recorded so far, in ``job.meta``: RQ keeps no attempt
+#: counter of its own on this path, so the integration keeps the queue's.
+ATTEMPTS_META_KEY = "ojs_retry_attempts"
+#: The terminal action decided, in ``job.meta``.
+TERMINAL_META_KEY = "ojs_retry_terminal"
+
+
+def _encodable_args(exc: BaseException) -> None:
+    """RQ stores the traceback text of a failed job in Redis as UTF-8; an
+    exception whose message holds a lone surrogate (bytes decoded with
+    ``surrogateescape``) would kill the work horse while RQ stores it. Its
+    string arguments are made encodable (each lone surrogate U+FFFD)."""
+    def fix(a: Any) -> Any:
+        if isinstance(a, str):
+            return a.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return a
+
+    try:
+        exc.args = tuple(fix(a) for a in exc.args)
+    except Exception:  # an exception class whose args cannot be set keeps them
+        return
 
 
 def delay_seconds(delay_ms: int, now: int) -> int:
@@ -120,44 +142,52 @@ class OjsRetry:
         if exc is None:
             exc = exc_type() if isinstance(exc_type, type) else RuntimeError(str(exc_type))
         self._decide(job, failure_from_exception(exc, timeout_types=self.timeout_types))
+        _encodable_args(exc)
         return True
 
     def work_horse_killed_handler(self, job: Any, retpid: int, ret_val: int, rusage: Any) -> None:
-        """For ``Worker(work_horse_killed_handler=...)``: a killed horse is a timeout."""
+        """For ``Worker(work_horse_killed_handler=...)``: a killed horse is a timeout.
+
+        A horse that dies after the job's last failure was decided terminal
+        (while RQ stored its failure) leaves that decision standing.
+        """
         job.get_meta(refresh=True)
+        if job.meta.get(TERMINAL_META_KEY):
+            job.retries_left = 0
+            job.retry_intervals = None
+            return
         message = f"work horse {retpid} terminated (waitpid {ret_val})"
         self._decide(job, Failure("rq.WorkHorseKilled", None, True, message))
 
     def _decide(self, job: Any, failure: Failure) -> None:
         meta = job.meta
-        policy = resolve_policy(self.policy, meta.get(POLICY_KEY))
-        state_text = meta.get(STATE_KEY)
-        state = RetryState.from_json(state_text) if state_text else RetryState()
-        attempt = state.next_attempt
+        attempt = int(meta.get(ATTEMPTS_META_KEY) or 0) + 1
         now = now_ms()
-        decision, state = record_failure(policy, state, attempt, failure, key=str(job.id), now=now)
-        meta[STATE_KEY] = state.to_json()
+        out = transact(
+            self.policy,
+            meta.get(POLICY_KEY),
+            meta.get(STATE_KEY),
+            attempt,
+            failure,
+            key=str(job.id),
+            queue=str(job.origin),
+            job={"func": job.func_name},
+            now=now,
+        )
+        decision = out.decision
+        meta[STATE_KEY] = out.state_json
+        meta[ATTEMPTS_META_KEY] = attempt
         if decision.action == "retry":
             job.retries_left = 1
             job.retry_intervals = [delay_seconds(decision.delay_ms or 0, now)]
         else:
             job.retries_left = 0
             job.retry_intervals = None
+            meta[TERMINAL_META_KEY] = decision.action
             if decision.action == "discard":
                 job.failure_ttl = 0
             else:
-                meta[DEAD_LETTER_META_KEY] = dead_letter_record(
-                    queue=str(job.origin),
-                    job_id=str(job.id),
-                    state=state,
-                    decision=decision,
-                    policy=policy,
-                    job={"func": job.func_name},
-                    now=now,
-                )
+                meta[DEAD_LETTER_META_KEY] = json.loads(out.dead_letter or "null")
         job.save_meta()
-        notify(
-            self.listeners,
-            DecisionEvent("rq", str(job.id), attempt, failure, decision, now, {"queue": job.origin}),
-        )
-
+        event = DecisionEvent("rq", str(job.id), attempt, failure, decision, now, {"queue": job.origin}, out.notes)
+        notify(self.listeners, event)

@@ -5,8 +5,10 @@ from .. import PolicyLayer, RetryPolicy
 from ._core import JobError as JobError
 from ._core import Listener
 
-__all__ = ["DEAD_LETTER_META_KEY", "JobError", "OjsRetry", "delay_seconds"]
+__all__ = ["ATTEMPTS_META_KEY", "DEAD_LETTER_META_KEY", "TERMINAL_META_KEY", "JobError", "OjsRetry", "delay_seconds"]
 
+ATTEMPTS_META_KEY: Final[str]
+TERMINAL_META_KEY: Final[str]
 DEAD_LETTER_META_KEY: Final[str]
 
 def delay_seconds(delay_ms: int, now: int) -> int: ...
