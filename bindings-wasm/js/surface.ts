@@ -66,7 +66,7 @@ export interface StateOptions {
 /** A handler's verdict on its failure. */
 export type HandlerCode = 'RETRY' | 'DISCARD' | 'DEAD_LETTER' | 'FAIL'
 export type Action = 'retry' | 'discard' | 'dead_letter'
-export type Reason = 'handler_code' | 'non_retryable' | 'exhausted' | 'retryable'
+export type Reason = 'handler_code' | 'non_retryable' | 'exhausted' | 'retryable' | 'policy_invalid'
 
 /** A failed attempt, as `decide` and `recordFailure` take it. */
 export interface Failure {

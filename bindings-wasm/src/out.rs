@@ -23,7 +23,13 @@ const CODES: [HandlerCode; 4] = [
     HandlerCode::DeadLetter,
     HandlerCode::Fail,
 ];
-const REASONS: [&str; 4] = ["handler_code", "non_retryable", "exhausted", "retryable"];
+const REASONS: [&str; 5] = [
+    "handler_code",
+    "non_retryable",
+    "exhausted",
+    "retryable",
+    "policy_invalid",
+];
 
 /// The names of the codes [`decision`] writes, and the preset systems.
 pub(crate) fn names() -> String {
@@ -60,6 +66,7 @@ pub(crate) fn decision(d: &Decision, mut out: fw::Slots) -> Core<Option<String>>
         Reason::NonRetryable { .. } => 1.0,
         Reason::Exhausted => 2.0,
         Reason::Retryable => 3.0,
+        Reason::PolicyInvalid { .. } => 4.0,
     };
     let opt = |x: Option<u64>| x.map_or(f64::NAN, num);
     let values = [
