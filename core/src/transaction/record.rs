@@ -61,7 +61,27 @@ struct Record<'a> {
     job: Option<&'a crate::Value>,
 }
 
-/// The dead-letter record's JSON text (see the [module docs](self)).
+/// The dead-letter record's JSON text, one shape for every integration:
+///
+/// ```json
+/// {
+///   "queue": "emails",
+///   "job_id": "job-8f3a",
+///   "dead_lettered_at": 1770892265000,
+///   "reason": "exhausted",
+///   "decision": { "action": "dead_letter", "reason": "exhausted", "...": "..." },
+///   "retry_state": { "attempt": 5, "errors": ["..."], "next_retry_at": null, "terminal": "dead_letter" },
+///   "policy": { "max_attempts": 5, "...": "..." },
+///   "notes": [{ "kind": "message_truncated", "message": "..." }],
+///   "job": { "task": "tasks.charge", "args": [42] }
+/// }
+/// ```
+///
+/// `dead_lettered_at` is epoch ms (the failure's `now`); `decision` the
+/// decision as every binding serialises it; `retry_state` the §10 state;
+/// `policy` the canonical effective policy that decided; `notes` what the
+/// transaction changed or could not use; `job` what the queue passed to
+/// re-enqueue the job by hand, or `null`.
 ///
 /// ```
 /// use ojs_retry::transaction::{Job, Transaction, dead_letter_record};
