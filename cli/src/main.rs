@@ -5,16 +5,17 @@
 #![forbid(unsafe_code)]
 
 mod chart;
+mod input;
 mod output;
 mod simulate;
 mod units;
 
-use std::io::Read as _;
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, Subcommand};
-use ojs_retry::{Error, Failure, HandlerCode, JitterSource, Layer, RetryPolicy, parse_timestamp};
+use input::load;
+use ojs_retry::{Error, Failure, HandlerCode, JitterSource, parse_timestamp};
 use serde_json::json;
 use units::human;
 
@@ -162,28 +163,6 @@ impl From<Error> for Failed {
     fn from(e: Error) -> Self {
         Self::Engine(e)
     }
-}
-
-/// The raw bytes of a document: the engine checks that they are UTF-8, so
-/// a file in another encoding is a policy fault with a code, not an I/O error.
-fn read(path: &str) -> Result<Vec<u8>, Failed> {
-    if path == "-" {
-        let mut b = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut b)
-            .map_err(|e| Failed::Other(format!("cannot read stdin: {e}")))?;
-        Ok(b)
-    } else {
-        std::fs::read(path).map_err(|e| Failed::Other(format!("cannot read {path}: {e}")))
-    }
-}
-
-fn load(files: &[String]) -> Result<RetryPolicy, Failed> {
-    let layers = files
-        .iter()
-        .map(|f| read(f).map(|b| Layer::JsonBytes(b.into())))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(RetryPolicy::from_layers(layers)?)
 }
 
 fn now_ms() -> u64 {
