@@ -5,7 +5,14 @@
 const BYTES = "raw bytes of JSON text: a JavaScript string cannot hold invalid UTF-8 (lone surrogates, the JS analogue, are covered by hostile-policy-*-lone-surrogate-*)";
 export const TOO_DEEP_TO_CLONE =
   "a value nested 100 000 deep: both JS bindings read every object from a structuredClone copy (so no getter or proxy of the caller's can throw through the module's frames), and structuredClone refuses values a few thousand levels deep (RangeError): a fault of the whole document, field null; up to that depth the field is named (tests/wasm-node/api.test.mjs)";
+// Until the JS bindings call the core's checked matcher: they call
+// ojs_retry::matches, which cannot refuse an error type (issue 26 added
+// ojs_retry::matching::try_first_match; the bindings are issue 24's). Remove
+// this entry, and the case's "runtimes", once they do.
+export const UNCHECKED_MATCHES =
+  "the JS bindings' matches() / firstMatch() call the core's unchecked ojs_retry::matches, which cannot refuse an error type over 64 KiB; issue 24 (the JS binding) switches them to ojs_retry::matching::try_first_match";
 export const WASM_NOT_APPLICABLE = {
+  "limits-string-matches-type-65537": UNCHECKED_MATCHES,
   "hostile-policy-json-bytes-invalid-utf8": BYTES,
   "hostile-policy-json-bytes-overlong": BYTES,
   "hostile-policy-json-bytes-surrogate-utf8": BYTES,
