@@ -315,6 +315,9 @@ impl Failure {
                 ),
             ));
         }
+        if let Some(t) = &self.error_type {
+            crate::limits::check_string(t.len()).map_err(|m| Error::arg("type", m))?;
+        }
         if self.details.as_ref().is_some_and(|d| !d.is_finite()) {
             return Err(Error::arg(
                 "details",

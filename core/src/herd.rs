@@ -57,25 +57,36 @@ use crate::value::Case;
 /// ```
 pub const MAX_HERD_JOBS: u64 = 1_000_000;
 
-/// The most decisions one herd takes: `jobs × retries`.
+/// The most decisions one herd takes: `jobs × retries` (a call at the
+/// limit takes well under a second natively; see `bench/RESULTS.md`).
 ///
 /// ```
 /// use ojs_retry::{RetryPolicy, herd::MAX_HERD_DECISIONS};
-/// assert_eq!(MAX_HERD_DECISIONS, 10_000_000);
-/// let e = RetryPolicy::default().herd(1_000_000, 11, 1_000).unwrap_err();
+/// assert_eq!(MAX_HERD_DECISIONS, 1_000_000);
+/// let e = RetryPolicy::default().herd(100_000, 11, 1_000).unwrap_err();
 /// assert_eq!(e.field(), Some("retries"));
 /// ```
-pub const MAX_HERD_DECISIONS: u64 = 10_000_000;
+pub const MAX_HERD_DECISIONS: u64 = 1_000_000;
 
-/// The most buckets in one round's histogram.
+/// The most rounds (`retries`) one herd runs: each round is a histogram of
+/// its own.
+///
+/// ```
+/// use ojs_retry::{RetryPolicy, herd::MAX_HERD_ROUNDS};
+/// let e = RetryPolicy::default().herd(1, MAX_HERD_ROUNDS + 1, 1_000).unwrap_err();
+/// assert_eq!(e.field(), Some("retries"));
+/// ```
+pub const MAX_HERD_ROUNDS: u64 = 1_000;
+
+/// The most buckets in the histograms of all rounds together.
 ///
 /// ```
 /// use ojs_retry::{RetryPolicy, herd::MAX_HERD_BUCKETS};
 /// // Retry 1 of the defaults spreads over [0.5 s, 1.5 s): 1 ms buckets fit.
 /// assert!(RetryPolicy::default().herd(100, 1, 1).is_ok());
-/// assert_eq!(MAX_HERD_BUCKETS, 100_000);
+/// assert_eq!(MAX_HERD_BUCKETS, 1_000_000);
 /// ```
-pub const MAX_HERD_BUCKETS: u64 = 100_000;
+pub const MAX_HERD_BUCKETS: u64 = 1_000_000;
 
 /// The window of the peak rate: one second.
 const SECOND_MS: u64 = 1_000;
@@ -166,8 +177,9 @@ impl RetryPolicy {
         check_args(jobs, retries, bucket_ms)?;
         let arrivals = self.arrivals(jobs, retries)?;
         let mut rounds = Vec::with_capacity(arrivals.len());
+        let mut buckets_left = MAX_HERD_BUCKETS;
         for (n, times) in (1..).zip(&arrivals) {
-            rounds.push(round(n, times, bucket_ms)?);
+            rounds.push(round(n, times, bucket_ms, &mut buckets_left)?);
         }
         let mut all: Vec<u64> = arrivals.into_iter().flatten().collect();
         all.sort_unstable();
@@ -220,12 +232,18 @@ fn check_args(jobs: u64, retries: u64, bucket_ms: u64) -> Result<(), Error> {
             format!("expected between 1 and {MAX_HERD_JOBS} jobs, found {jobs}"),
         ));
     }
-    if retries == 0 || jobs.saturating_mul(retries) > MAX_HERD_DECISIONS {
-        let most = MAX_HERD_DECISIONS.checked_div(jobs).unwrap_or(0);
+    if retries == 0
+        || retries > MAX_HERD_ROUNDS
+        || jobs.saturating_mul(retries) > MAX_HERD_DECISIONS
+    {
+        let most = MAX_HERD_DECISIONS
+            .checked_div(jobs)
+            .unwrap_or(0)
+            .min(MAX_HERD_ROUNDS);
         return Err(Error::arg(
             "retries",
             format!(
-                "expected between 1 and {most} retries for {jobs} jobs (at most {MAX_HERD_DECISIONS} decisions), found {retries}"
+                "expected between 1 and {most} retries for {jobs} jobs (at most {MAX_HERD_ROUNDS} rounds and {MAX_HERD_DECISIONS} decisions), found {retries}"
             ),
         ));
     }
@@ -238,25 +256,32 @@ fn check_args(jobs: u64, retries: u64, bucket_ms: u64) -> Result<(), Error> {
     Ok(())
 }
 
-/// Round `n`'s histogram and peak from its sorted, non-empty arrivals.
-fn round(n: u64, times: &[u64], bucket_ms: u64) -> Result<HerdRound, Error> {
+/// Round `n`'s histogram and peak from its sorted, non-empty arrivals;
+/// its buckets are taken from what the earlier rounds left.
+fn round(
+    n: u64,
+    times: &[u64],
+    bucket_ms: u64,
+    buckets_left: &mut u64,
+) -> Result<HerdRound, Error> {
     let first_ms = times.first().copied().unwrap_or(0);
     let last_ms = times.last().copied().unwrap_or(0);
     let start_ms = first_ms.saturating_sub(first_ms.checked_rem(bucket_ms).unwrap_or(0));
     let span = last_ms.saturating_sub(start_ms);
     let buckets = span.checked_div(bucket_ms).unwrap_or(0).saturating_add(1);
-    if buckets > MAX_HERD_BUCKETS {
+    let Some(left) = buckets_left.checked_sub(buckets) else {
         let narrowest = span
-            .checked_div(MAX_HERD_BUCKETS)
+            .checked_div((*buckets_left).max(1))
             .unwrap_or(0)
             .saturating_add(1);
         return Err(Error::arg(
             "bucket_ms",
             format!(
-                "retry {n} arrives over {span} ms: {bucket_ms} ms buckets would be {buckets}, more than {MAX_HERD_BUCKETS}; expected a width of at least {narrowest} ms"
+                "retry {n} arrives over {span} ms: {bucket_ms} ms buckets would be {buckets}, more than the {buckets_left} left of {MAX_HERD_BUCKETS} for all rounds; expected a width of at least {narrowest} ms"
             ),
         ));
-    }
+    };
+    *buckets_left = left;
     let mut counts = vec![0_u64; usize::try_from(buckets).unwrap_or(0)];
     for t in times {
         let i = t

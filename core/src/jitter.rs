@@ -258,8 +258,21 @@ impl JitterSource<'_> {
     pub(crate) fn check(&self) -> Result<(), Error> {
         match *self {
             Self::Uniform(u) => Sample::from_unit(u).map(|_| ()),
+            Self::Key(key) => {
+                crate::limits::check_string(key.len()).map_err(|m| Error::arg("key", m))
+            }
             _ => Ok(()),
         }
+    }
+
+    /// The same source with a key hashed once (a key's stream is the seed
+    /// stream of its hash), for a call that draws many samples.
+    pub(crate) fn hashed(self) -> Result<Self, Error> {
+        self.check()?;
+        Ok(match self {
+            Self::Key(key) => Self::Seed(fnv1a64(key.as_bytes())),
+            other => other,
+        })
     }
 }
 

@@ -36,6 +36,12 @@ pub const MAX_OBJECT_LEN: usize = 10_000;
 
 pub use crate::error::MAX_FAULTS;
 
+/// The most layers one policy merges (defaults ← queue ← job is two). All
+/// the layers of one merge together are held to [`MAX_DOCUMENT_BYTES`]
+/// too, so a merge reads at most one document's worth, however many times
+/// a caller passes the same object.
+pub const MAX_LAYERS: usize = 16;
+
 /// What is left of [`MAX_DOCUMENT_BYTES`] while one document is read.
 pub(crate) struct Budget(Cell<usize>);
 
@@ -118,6 +124,93 @@ pub(crate) fn check_object(len: usize) -> Result<(), alloc::string::String> {
 /// ```
 pub fn check_argument_len(field: &str, len: usize) -> Result<(), crate::Error> {
     check_array(len).map_err(|m| crate::Error::invalid_argument(field, m))
+}
+
+/// A list of policy layers held to [`MAX_LAYERS`] before any is read.
+///
+/// # Errors
+///
+/// `validation.invalid_argument` at `layers`.
+///
+/// ```
+/// use ojs_retry::limits::{MAX_LAYERS, check_layers};
+/// assert!(check_layers(MAX_LAYERS).is_ok());
+/// assert_eq!(check_layers(MAX_LAYERS + 1).unwrap_err().field(), Some("layers"));
+/// ```
+pub fn check_layers(len: usize) -> Result<(), crate::Error> {
+    if len > MAX_LAYERS {
+        return Err(crate::Error::invalid_argument(
+            "layers",
+            alloc::format!("expected at most {MAX_LAYERS} policy layers, found {len}"),
+        ));
+    }
+    Ok(())
+}
+
+/// What a value counts against [`MAX_DOCUMENT_BYTES`], as the readers
+/// count it: one per value plus the UTF-8 bytes of its strings and keys.
+/// Counting stops once it passes `cap` (the answer is then some number
+/// above `cap`), so the work is bounded by `cap`, not by the value.
+///
+/// ```
+/// use ojs_retry::{Value, limits::document_size};
+/// let v = Value::from_json(r#"{"ab": ["xyz", 1]}"#).unwrap();
+/// assert_eq!(document_size(&v, usize::MAX), 1 + 2 + 1 + 1 + 3 + 1);
+/// assert!(document_size(&v, 3) > 3);
+/// ```
+#[must_use]
+pub fn document_size(value: &crate::Value, cap: usize) -> usize {
+    use crate::Value;
+    // An explicit stack: a value built in Rust may nest deeper than the
+    // readers allow.
+    let mut stack = alloc::vec![value];
+    let mut size: usize = 0;
+    while let Some(v) = stack.pop() {
+        size = size.saturating_add(1);
+        match v {
+            Value::String(s) => size = size.saturating_add(s.len()),
+            Value::Array(items) => stack.extend(items.iter()),
+            Value::Object(map) => {
+                for (k, item) in map {
+                    size = size.saturating_add(k.len());
+                    stack.push(item);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+        if size > cap {
+            break;
+        }
+    }
+    size
+}
+
+/// The layers of one merge, given each one's size, held to
+/// [`MAX_DOCUMENT_BYTES`] together: the first layer past the budget is a
+/// fault of that layer's whole document (1-based in the message).
+pub(crate) fn check_layers_total(
+    sizes: impl Iterator<Item = usize>,
+    n: usize,
+) -> Result<(), crate::Error> {
+    let mut total: usize = 0;
+    for (i, size) in sizes.enumerate() {
+        total = total.saturating_add(size);
+        if total > MAX_DOCUMENT_BYTES {
+            let which = if n > 1 {
+                alloc::format!("layer {}: ", i.saturating_add(1))
+            } else {
+                alloc::string::String::new()
+            };
+            return Err(crate::Error::new(
+                crate::ErrorCode::RetryPolicyInvalid,
+                "",
+                alloc::format!(
+                    "{which}expected layers of at most {MAX_DOCUMENT_BYTES} bytes together, found more by this layer"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A host's string argument (an error type, a document's JSON text)

@@ -33,6 +33,37 @@ pub fn matches<S: AsRef<str>>(error_type: &str, patterns: &[S]) -> bool {
     first_match(error_type, patterns).is_some()
 }
 
+/// [`first_match`] with its arguments held to the
+/// [limits](crate::limits) first, as every host calls it: an error type
+/// and each pattern at most [`MAX_STRING_BYTES`](crate::limits::MAX_STRING_BYTES),
+/// at most [`MAX_ARRAY_LEN`](crate::limits::MAX_ARRAY_LEN) patterns.
+///
+/// # Errors
+///
+/// `validation.invalid_argument` at `error_type`, `patterns` or
+/// `patterns[i]`.
+///
+/// ```
+/// use ojs_retry::matching::try_first_match;
+/// assert_eq!(try_first_match("auth.x", &["auth.*"])?, Some("auth.*"));
+/// let long = "x".repeat(ojs_retry::limits::MAX_STRING_BYTES + 1);
+/// assert_eq!(try_first_match(&long, &["auth.*"]).unwrap_err().field(), Some("error_type"));
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
+pub fn try_first_match<'p, S: AsRef<str>>(
+    error_type: &str,
+    patterns: &'p [S],
+) -> Result<Option<&'p str>, crate::Error> {
+    use crate::limits::{check_array, check_string};
+    let arg = |path: &str, m| crate::Error::invalid_argument(path, m);
+    check_string(error_type.len()).map_err(|m| arg("error_type", m))?;
+    check_array(patterns.len()).map_err(|m| arg("patterns", m))?;
+    for (i, p) in patterns.iter().enumerate() {
+        check_string(p.as_ref().len()).map_err(|m| arg(&alloc::format!("patterns[{i}]"), m))?;
+    }
+    Ok(first_match(error_type, patterns))
+}
+
 fn pattern_matches(error_type: &str, pattern: &str) -> bool {
     match pattern.strip_suffix('*') {
         // "auth.*" -> prefix "auth."

@@ -10,6 +10,7 @@ use super::partial::read_layer;
 use super::{Defaults, Layer, PartialPolicy, RetryPolicy};
 use crate::duration;
 use crate::error::{Error, ErrorCode, Faults, quote};
+use crate::limits;
 use crate::value::{Map, Value};
 
 impl RetryPolicy {
@@ -83,7 +84,7 @@ impl RetryPolicy {
     /// assert_eq!(RetryPolicy::from_value(&doc).unwrap().max_attempts(), 4);
     /// ```
     pub fn from_value(value: &Value) -> Result<Self, Error> {
-        Self::resolve(core::slice::from_ref(value), Faults::default())
+        Self::resolve_checked(core::slice::from_ref(value))
     }
 
     /// Like [`RetryPolicy::from_value`] for several layers merged in order.
@@ -101,7 +102,7 @@ impl RetryPolicy {
     /// # Ok::<(), ojs_retry::Error>(())
     /// ```
     pub fn from_values(values: &[Value]) -> Result<Self, Error> {
-        Self::resolve(values, Faults::default())
+        Self::resolve_checked(values)
     }
 
     /// Merges layers given in whatever form the caller holds them — JSON
@@ -124,6 +125,9 @@ impl RetryPolicy {
     /// ```
     pub fn from_layers(layers: Vec<Layer<'_>>) -> Result<Self, Error> {
         let n = layers.len();
+        limits::check_layers(n)?;
+        // Texts are measured before any is parsed.
+        limits::check_layers_total(layers.iter().map(layer_size), n)?;
         let mut values = Vec::with_capacity(n);
         let mut faults = Faults::default();
         for (i, layer) in layers.into_iter().enumerate() {
@@ -147,6 +151,15 @@ impl RetryPolicy {
             }
         }
         Self::resolve(&values, faults)
+    }
+
+    /// Values held to the limits of one merge, then resolved.
+    fn resolve_checked(values: &[Value]) -> Result<Self, Error> {
+        limits::check_layers(values.len())?;
+        let cap = limits::MAX_DOCUMENT_BYTES;
+        let sizes = values.iter().map(|v| limits::document_size(v, cap));
+        limits::check_layers_total(sizes, values.len())?;
+        Self::resolve(values, Faults::default())
     }
 
     fn resolve(values: &[Value], mut faults: Faults) -> Result<Self, Error> {
@@ -223,6 +236,7 @@ impl RetryPolicy {
     /// # Ok::<(), ojs_retry::Error>(())
     /// ```
     pub fn from_partials(layers: &[PartialPolicy]) -> Result<Self, Error> {
+        limits::check_layers(layers.len())?;
         let mut faults = Faults::default();
         for (i, layer) in layers.iter().enumerate() {
             layer.check_into(Faults::default(), &layer_ctx(i, layers.len()), &mut faults);
@@ -278,6 +292,17 @@ impl RetryPolicy {
             merged.on_exhaustion.unwrap_or(d.on_exhaustion),
             merged.backoff_strategy.unwrap_or(d.strategy),
         ))
+    }
+}
+
+/// What a layer counts against the merge's budget: a text's bytes, a
+/// value as the readers count it; an unreadable layer was refused already.
+fn layer_size(layer: &Layer<'_>) -> usize {
+    match layer {
+        Layer::Json(t) => t.len(),
+        Layer::JsonBytes(b) => b.len(),
+        Layer::Value(v) => limits::document_size(v, limits::MAX_DOCUMENT_BYTES),
+        Layer::Unreadable(_) => 0,
     }
 }
 

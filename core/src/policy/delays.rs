@@ -51,6 +51,7 @@ impl RetryPolicy {
     /// # Ok::<(), ojs_retry::Error>(())
     /// ```
     pub fn delays_with<'p>(&'p self, jitter: JitterSource<'p>) -> Result<Delays<'p>, Error> {
+        let jitter = jitter.hashed()?;
         let draw = if self.preset.is_some() {
             Draw::Each(jitter)
         } else if !self.backoff.uses_sample() {
@@ -60,6 +61,7 @@ impl RetryPolicy {
             match jitter {
                 JitterSource::Uniform(u) => Draw::Fixed(Sample::from_unit(u)?),
                 JitterSource::Seed(seed) => Draw::Stream(seed),
+                // Hashed above: a key's stream is its hash's.
                 JitterSource::Key(key) => Draw::Stream(crate::jitter::fnv1a64(key.as_bytes())),
                 #[cfg(feature = "std")]
                 JitterSource::Entropy => Draw::Each(jitter),
@@ -126,9 +128,8 @@ impl RetryPolicy {
                 ),
             ));
         }
-        if let Some(j) = &jitter {
-            j.check()?;
-        }
+        // A key is hashed once for all the rows, not once per row.
+        let jitter = jitter.map(JitterSource::hashed).transpose()?;
         if let Some(p) = &self.preset {
             return p.schedule(count, jitter.as_ref());
         }

@@ -74,20 +74,41 @@ pub(crate) fn read_state(v: &Value, faults: &mut Faults) -> RetryState {
             "expected null for a terminal job (nothing is retried after it is discarded or dead-lettered)",
         );
     }
-    state.errors = read_records(map.get("errors"), state.attempt, faults);
+    state.errors = read_records(map.get("errors"), &state, faults);
     state.limit = state.errors.len().max(MIN_HISTORY);
     state
 }
 
-fn read_records(v: Option<&Value>, last: u64, faults: &mut Faults) -> VecDeque<ErrorRecord> {
+/// The history: each record read on its own, then checked against its
+/// neighbours and the state (attempt order, where a terminal code may
+/// stand). Timestamps come from workers' clocks, which may be skewed, so
+/// they are not compared with each other or with `next_retry_at`.
+fn read_records(
+    v: Option<&Value>,
+    state: &RetryState,
+    faults: &mut Faults,
+) -> VecDeque<ErrorRecord> {
     let mut records = VecDeque::new();
     match v {
         None => {}
         Some(Value::Array(items)) => {
+            let mut previous: Option<u64> = None;
+            let count = items.len();
             for (i, item) in items.iter().enumerate() {
-                if let Some(r) = read_record(item, &format!("errors[{i}]"), last, faults) {
-                    records.push_back(r);
+                let at = format!("errors[{i}]");
+                let Some(r) = read_record(item, &at, state.attempt, faults) else {
+                    continue;
+                };
+                if let Some(p) = previous.filter(|p| r.attempt <= *p) {
+                    let message = format!(
+                        "expected records in attempt order, one per attempt: an attempt after {p}, found {}",
+                        r.attempt
+                    );
+                    faults.push(format!("{at}.attempt"), message);
                 }
+                previous = Some(r.attempt);
+                check_terminal_record(&r, &at, i.saturating_add(1) == count, state, faults);
+                records.push_back(r);
             }
         }
         Some(other) => faults.push(
@@ -96,6 +117,38 @@ fn read_records(v: Option<&Value>, last: u64, faults: &mut Faults) -> VecDeque<E
         ),
     }
     records
+}
+
+/// A record whose handler code ends the job (`DISCARD`, `FAIL`,
+/// `DEAD_LETTER`) is the last one, of the state's last attempt, and the
+/// state is terminal the same way.
+fn check_terminal_record(
+    r: &ErrorRecord,
+    at: &str,
+    is_last: bool,
+    state: &RetryState,
+    faults: &mut Faults,
+) {
+    let ends = match r.code {
+        HandlerCode::DeadLetter => Action::DeadLetter,
+        HandlerCode::Discard | HandlerCode::Fail => Action::Discard,
+        HandlerCode::Retry => return,
+    };
+    let code = r.code.as_str();
+    if !is_last || r.attempt != state.attempt {
+        let message = format!(
+            "expected a {code} record only as the last record, of the state's attempt {}",
+            state.attempt
+        );
+        faults.push(format!("{at}.code"), message);
+    } else if state.terminal != Some(ends) {
+        let message = format!(
+            "expected terminal \"{}\" after a {code} record, found {}",
+            ends.as_str(),
+            state.terminal.map_or("null", Action::as_str)
+        );
+        faults.push("terminal", message);
+    }
 }
 
 fn read_record(v: &Value, at: &str, last: u64, faults: &mut Faults) -> Option<ErrorRecord> {
@@ -115,6 +168,9 @@ fn read_record(v: &Value, at: &str, last: u64, faults: &mut Faults) -> Option<Er
         }
     };
     let error_type = text("type", faults);
+    if matches!(map.get("type"), Some(Value::String(t)) if t.is_empty()) {
+        faults.push(path("type"), "expected a non-empty error type, found \"\"");
+    }
     let message = text("message", faults);
     let timestamp = text("timestamp", faults);
     let attempt = match map.get("attempt").map(read_uint) {

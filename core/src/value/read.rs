@@ -91,14 +91,18 @@ impl<'de> Visitor<'de> for ValueVisitor<'_> {
         Ok(v.into())
     }
     fn visit_i128<E: de::Error>(self, v: i128) -> Result<Value, E> {
-        // Outside i64/u64 (a JavaScript BigInt, a Python int): as a double,
-        // which every integer field then refuses as too large.
-        #[allow(clippy::cast_precision_loss)]
-        Ok(i64::try_from(v).map_or_else(|_| (v as f64).into(), Value::from))
+        // Outside i64/u64 (a JavaScript BigInt, a Python int) a value
+        // cannot be kept exactly: refused rather than rounded.
+        match (i64::try_from(v), u64::try_from(v)) {
+            (Ok(i), _) => Ok(i.into()),
+            (_, Ok(u)) => Ok(u.into()),
+            _ => Err(E::custom(wide_integer(v))),
+        }
     }
     fn visit_u128<E: de::Error>(self, v: u128) -> Result<Value, E> {
-        #[allow(clippy::cast_precision_loss)]
-        Ok(u64::try_from(v).map_or_else(|_| (v as f64).into(), Value::from))
+        u64::try_from(v)
+            .map(Value::from)
+            .map_err(|_| E::custom(wide_integer(v)))
     }
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
         Ok(Value::Number(Number::Float(v)))
@@ -143,6 +147,10 @@ impl<'de> Visitor<'de> for ValueVisitor<'_> {
         }
         Ok(Value::Object(m))
     }
+}
+
+fn wide_integer(v: impl fmt::Display) -> String {
+    alloc::format!("expected an integer between -2^63 and 2^64 - 1 (kept exactly), found {v}")
 }
 
 fn duplicate(key: &str) -> String {
