@@ -178,6 +178,11 @@ impl Value {
     /// ```
     pub fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Value, Fault> {
         let budget = Budget::new();
+        // The document itself is a value too (the members count theirs
+        // as they are read).
+        if let Err(m) = budget.take(1) {
+            return Err(Fault::at("", m));
+        }
         match d.deserialize_any(Locate {
             field: None,
             budget: &budget,
@@ -256,6 +261,8 @@ impl<'de> Visitor<'de> for Locate<'_, '_> {
                 map.next_value::<de::IgnoredAny>()?;
                 continue;
             }
+            // The key is counted before its value, as it comes first.
+            let limit = limits::check_string(key.len()).and_then(|()| self.budget.take(key.len()));
             let read = match self.field {
                 None => map.next_value_seed(Locate {
                     field: Some(&key),
@@ -271,7 +278,6 @@ impl<'de> Visitor<'de> for Locate<'_, '_> {
                 first = Some(self.fault(message));
                 continue;
             }
-            let limit = limits::check_string(key.len()).and_then(|()| self.budget.take(key.len()));
             if let Err(message) = limit {
                 first = Some(fault(message));
                 continue;
