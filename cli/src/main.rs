@@ -6,18 +6,19 @@
 
 mod chart;
 mod help;
+mod input;
 mod output;
 mod report;
 mod simulate;
 mod table;
 mod units;
 
-use std::io::Read as _;
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, Subcommand};
-use ojs_retry::{Failure, HandlerCode, JitterSource, Layer, RetryPolicy, parse_timestamp};
+use input::load;
+use ojs_retry::{Failure, HandlerCode, JitterSource, parse_timestamp};
 use report::{Failed, flag};
 use serde_json::json;
 
@@ -154,31 +155,6 @@ macro_rules! outln {
     ($($arg:tt)*) => {
         output::line(format_args!($($arg)*))?
     };
-}
-
-/// The raw bytes of a document: the engine checks that they are UTF-8, so
-/// a file in another encoding is a policy fault with a code, not an I/O error.
-fn read(path: &str) -> Result<Vec<u8>, Failed> {
-    if path == "-" {
-        let mut b = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut b)
-            .map_err(|e| Failed::Other(format!("cannot read stdin: {e}")))?;
-        Ok(b)
-    } else {
-        std::fs::read(path).map_err(|e| Failed::Other(format!("cannot read {path}: {e}")))
-    }
-}
-
-fn load(files: &[String]) -> Result<RetryPolicy, Failed> {
-    let layers = files
-        .iter()
-        .map(|f| read(f).map(|b| Layer::JsonBytes(b.into())))
-        .collect::<Result<Vec<_>, _>>()?;
-    RetryPolicy::from_layers(layers).map_err(|error| Failed::Policy {
-        files: files.to_vec(),
-        error,
-    })
 }
 
 fn now_ms() -> u64 {
