@@ -1,5 +1,5 @@
 //! Python arguments to the core's types. Documents (mappings, lists,
-//! nested values) go through pythonize into the core's readers; scalar
+//! nested values) are read by the core's reader over `crate::read`; scalar
 //! arguments are read here, and anything the core cannot receive (a `str`
 //! where an integer is expected, a lone surrogate) is the core's
 //! `invalid_argument` error naming the argument — never a silent coercion.
@@ -7,10 +7,9 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ojs_retry::{Error, Jitter, Value};
-use pyo3::exceptions::{PyException, PyMemoryError, PyOverflowError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyException, PyMemoryError, PyOverflowError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyString};
-use pythonize::Depythonizer;
 
 use crate::errors::{CoreResult, bad_argument};
 
@@ -199,86 +198,33 @@ pub(crate) fn now(py: Python<'_>, obj: Option<&Bound<'_, PyAny>>) -> PyResult<u6
     }
 }
 
-/// Reads a Python object as a document value through pythonize.
-///
-/// `Ok(Err(fault))`: the object is not a JSON-like value (an unsupported
-/// type, a lone surrogate, a nesting the core refuses): the caller asks the
-/// core's reader over a `Depythonizer` for the typed fault and its path. `Err`:
-/// Python code raised while the object was read (KeyboardInterrupt,
-/// MemoryError, a custom Mapping's own exception) — that exception
-/// propagates as itself.
-pub(crate) fn value(obj: &Bound<'_, PyAny>) -> PyResult<Result<Value, PyErr>> {
-    let py = obj.py();
-    match pythonize::depythonize::<Value>(obj) {
-        Ok(v) => Ok(Ok(v)),
-        Err(e) => {
-            let e = PyErr::from(e);
-            // pythonize's own faults become TypeError / ValueError (or a
-            // plain Exception for a message from the core's visitor); a
-            // lone surrogate is a UnicodeEncodeError (a ValueError), an int
-            // beyond 128 bits an OverflowError. None of them passed through
-            // a Python frame; an exception a mapping's own code raised did,
-            // and has a traceback.
-            let data_fault = (e.is_instance_of::<PyTypeError>(py)
-                || e.is_instance_of::<PyValueError>(py)
-                || e.is_instance_of::<PyOverflowError>(py)
-                || e.get_type(py).is(py.get_type::<PyException>()))
-                && e.traceback(py).is_none();
-            if data_fault { Ok(Err(e)) } else { Err(e) }
-        }
-    }
+/// Reads a Python object as a document value (`crate::read`): its value,
+/// or the fault locating what could not be read. `Err`: an interrupt, an
+/// exit or a `MemoryError` raised while it was read, as itself.
+pub(crate) fn value(obj: &Bound<'_, PyAny>) -> PyResult<Result<Value, ojs_retry::Fault>> {
+    crate::read::document(obj)
 }
 
-/// Reads a document with a core reader: through a [`Value`] when pythonize
-/// can make one, else through the reader's generic entry over a
-/// `Depythonizer`, which reports the fault where it is.
+/// Reads a document with a core reader; a value that cannot be read is the
+/// core's error `code` at its path.
 pub(crate) fn read<T>(
     obj: &Bound<'_, PyAny>,
+    code: ojs_retry::ErrorCode,
     from_value: impl FnOnce(&Value) -> Result<T, Error>,
-    from_deserializer: impl FnOnce(&mut Depythonizer<'_, '_>) -> Result<T, Error>,
 ) -> PyResult<T> {
     let py = obj.py();
     match value(obj)? {
         Ok(v) => from_value(&v).py(py),
-        Err(_) => from_deserializer(&mut Depythonizer::from_object(obj)).py(py),
+        Err(fault) => Err(Error::from_fault(code, fault)).py(py),
     }
 }
 
-/// Keyword arguments as one document object, each value read through
-/// pythonize: `Err(fault)` locates a value that cannot be read, as the
-/// core's reader would.
-///
-/// Keywords are not a mapping the caller handed over, so they are not
-/// given to pythonize as one: pythonize probes every mapping for
-/// `__dataclass_fields__`, and on the abi3 floor (Python < 3.13) that probe
-/// raises and catches an AttributeError (a few µs, more than the call).
+/// Keyword arguments as one document object, read with one budget:
+/// `Err(fault)` locates a value that cannot be read.
 pub(crate) fn keywords(
-    py: Python<'_>,
     pairs: &[(&str, &Bound<'_, PyAny>)],
 ) -> PyResult<Result<Value, ojs_retry::Fault>> {
-    let mut map = ojs_retry::Map::new();
-    for &(name, v) in pairs {
-        match value(v)? {
-            Ok(read) => {
-                map.insert(name.to_owned(), read);
-            }
-            Err(e) => {
-                // The one keyword as a document: the core locates the fault.
-                let doc = PyDict::new(py);
-                doc.set_item(name, v)?;
-                let fault = match Value::read(&mut Depythonizer::from_object(doc.as_any())) {
-                    Err(fault) => fault,
-                    Ok(_) => ojs_retry::Fault {
-                        field: Some(name.to_owned()),
-                        path: Some(name.to_owned()),
-                        message: e.value(py).to_string(),
-                    },
-                };
-                return Ok(Err(fault));
-            }
-        }
-    }
-    Ok(Ok(Value::Object(map)))
+    crate::read::keywords(pairs)
 }
 
 /// Document fields given as keyword arguments (`RetryPolicy(**fields)`) as
@@ -290,7 +236,7 @@ pub(crate) fn keyword_layer(fields: &Bound<'_, PyDict>) -> PyResult<ojs_retry::L
         .collect::<PyResult<_>>()?;
     let pairs: Vec<(&str, &Bound<'_, PyAny>)> =
         items.iter().map(|(k, v)| (k.as_str(), v)).collect();
-    Ok(match keywords(fields.py(), &pairs)? {
+    Ok(match keywords(&pairs)? {
         Ok(v) => ojs_retry::Layer::Value(v),
         Err(fault) => ojs_retry::Layer::Unreadable(fault),
     })
@@ -322,8 +268,32 @@ pub(crate) fn layer(obj: &Bound<'_, PyAny>) -> PyResult<ojs_retry::Layer<'static
     }
     Ok(match value(obj)? {
         Ok(v) => Layer::Value(v),
-        // The core's reader locates the fault; from_layers reports it with
-        // the other layers' faults.
-        Err(_) => Layer::read(&mut Depythonizer::from_object(obj)),
+        // from_layers reports the fault with the other layers' faults.
+        Err(fault) => Layer::Unreadable(fault),
     })
+}
+
+/// The layers of one merge read in order until they are over the merge's
+/// budget together: the layers after that one are not read (the core
+/// reports the budget at the layer that passed it).
+pub(crate) fn layers_within_budget(
+    layers: &Bound<'_, pyo3::types::PyTuple>,
+) -> PyResult<Vec<ojs_retry::Layer<'static>>> {
+    use ojs_retry::limits::{MAX_DOCUMENT_BYTES, document_size};
+    let mut out = Vec::with_capacity(layers.len());
+    let mut total: usize = 0;
+    for l in layers.iter() {
+        let layer = layer(&l)?;
+        total = total.saturating_add(match &layer {
+            ojs_retry::Layer::Json(t) => t.len(),
+            ojs_retry::Layer::JsonBytes(b) => b.len(),
+            ojs_retry::Layer::Value(v) => document_size(v, MAX_DOCUMENT_BYTES),
+            _ => 0,
+        });
+        out.push(layer);
+        if total > MAX_DOCUMENT_BYTES {
+            break;
+        }
+    }
+    Ok(out)
 }

@@ -8,6 +8,7 @@
 mod args;
 mod errors;
 mod policy;
+mod read;
 mod state;
 mod transaction;
 
@@ -19,9 +20,13 @@ use crate::errors::{CoreResult, PolicyError};
 /// The patterns argument of `matches` / `first_match`: a list or tuple of
 /// strings (a lone `str` is refused rather than split into characters).
 fn patterns(obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    // Counted before any pattern is read.
+    let count = |n: usize| ojs_retry::limits::check_argument_len("patterns", n).py(obj.py());
     let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = obj.cast::<PyList>() {
+        count(l.len())?;
         l.iter().collect()
     } else if let Ok(t) = obj.cast::<PyTuple>() {
+        count(t.len())?;
         t.iter().collect()
     } else {
         let found = args::describe(obj)?;
@@ -38,11 +43,24 @@ fn patterns(obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
         .collect()
 }
 
+/// The patterns, counted before any is read, and the first that matches
+/// (the core holds both arguments to the limits).
+fn first_of(
+    error_type: &Bound<'_, PyAny>,
+    patterns: &Bound<'_, PyAny>,
+) -> PyResult<Option<String>> {
+    let py = error_type.py();
+    let t = args::text(error_type, "error_type")?;
+    let list = self::patterns(patterns)?;
+    ojs_retry::matching::try_first_match(&t, &list)
+        .map(|m| m.map(str::to_owned))
+        .py(py)
+}
+
 /// Whether ``error_type`` matches any pattern (§6.2: exact, or ``prefix.*``).
 #[pyfunction]
 fn matches(error_type: &Bound<'_, PyAny>, patterns: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let t = args::text(error_type, "error_type")?;
-    Ok(ojs_retry::matches(&t, &self::patterns(patterns)?))
+    Ok(first_of(error_type, patterns)?.is_some())
 }
 
 /// The first pattern ``error_type`` matches, or ``None``.
@@ -51,8 +69,7 @@ fn first_match(
     error_type: &Bound<'_, PyAny>,
     patterns: &Bound<'_, PyAny>,
 ) -> PyResult<Option<String>> {
-    let t = args::text(error_type, "error_type")?;
-    Ok(ojs_retry::first_match(&t, &self::patterns(patterns)?).map(str::to_owned))
+    first_of(error_type, patterns)
 }
 
 /// An ISO 8601 duration (``"PT1.5S"``) in milliseconds.

@@ -7,8 +7,7 @@ use std::sync::OnceLock;
 
 use ojs_retry::{Case, ErrorCode, Failure, HandlerCode, Layer, Reason, Value};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyMapping, PyString, PyTuple};
-use pythonize::Depythonizer;
+use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::args::{self, given};
 use crate::errors::CoreResult;
@@ -81,11 +80,8 @@ impl PyRetryPolicy {
     #[staticmethod]
     #[pyo3(signature = (*layers))]
     fn merge(py: Python<'_>, layers: &Bound<'_, PyTuple>) -> PyResult<Self> {
-        let layers = layers
-            .iter()
-            .map(|l| args::layer(&l))
-            .collect::<PyResult<Vec<_>>>()?;
-        Self::build(py, layers)
+        ojs_retry::limits::check_layers(layers.len()).py(py)?;
+        Self::build(py, args::layers_within_budget(layers)?)
     }
 
     /// A policy from one JSON text.
@@ -113,36 +109,39 @@ impl PyRetryPolicy {
         let py = system.py();
         let name = args::text(system, "system")?;
         let kw = kw.filter(|k| !k.is_empty());
-        // The options of both forms in one mapping (keywords win).
+        // The options of both forms in one object (keywords win), each read
+        // as the document {"preset": options} so that a fault has its path
+        // (`preset.backoff`).
+        let read = |o: &Bound<'_, PyAny>| args::keywords(&[("preset", o)]);
         let opts = match (given(options), kw) {
-            (Some(o), None) => o.clone(),
-            (None, Some(k)) => k.clone().into_any(),
-            (None, None) => PyDict::new(py).into_any(),
-            (Some(o), Some(k)) => match (args::value(o)?, o.cast::<PyMapping>()) {
-                (Ok(Value::Object(_)), Ok(m)) => {
-                    let all = PyDict::new(py);
-                    all.update(m)?;
-                    all.update(k.as_mapping())?;
-                    all.into_any()
+            (Some(o), None) => read(o)?,
+            (None, Some(k)) => read(k.as_any())?,
+            (None, None) => Ok(Value::Object(ojs_retry::Map::new())),
+            (Some(o), Some(k)) => match (read(o)?, read(k.as_any())?) {
+                (Ok(Value::Object(mut a)), Ok(Value::Object(b))) => {
+                    if let (Some(Value::Object(a)), Some(Value::Object(b))) =
+                        (a.get_mut("preset"), b.get("preset"))
+                    {
+                        a.extend(b.clone());
+                    }
+                    Ok(Value::Object(a))
                 }
-                // Not an object, or a fault in it (a repeated key, which a
-                // dict's update would hide): reported as if it came alone.
-                _ => o.clone(),
+                (Ok(_), Err(fault)) | (Err(fault), _) => Err(fault),
+                (Ok(a), Ok(_)) => Ok(a),
             },
         };
-        // The options as a preset document, for the core's generic reader:
-        // a fault it finds there has its path (`preset.backoff`).
-        let doc = PyDict::new(py);
-        doc.set_item("preset", &opts)?;
-        args::read(
-            &opts,
-            |v| ojs_retry::RetryPolicy::preset(&name, v),
-            |_| {
-                ojs_retry::RetryPolicy::from_deserializer(&mut Depythonizer::from_object(
-                    doc.as_any(),
-                ))
-            },
-        )
+        let found = opts.map(|v| match v {
+            Value::Object(mut m) => m.remove("preset").unwrap_or_default(),
+            other => other,
+        });
+        match found {
+            Ok(v) => ojs_retry::RetryPolicy::preset(&name, &v),
+            Err(fault) => Err(ojs_retry::Error::from_fault(
+                ErrorCode::RetryPolicyInvalid,
+                fault,
+            )),
+        }
+        .py(py)
         .map(Self::wrap)
     }
 
@@ -264,15 +263,15 @@ impl PyRetryPolicy {
         key: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyDecision> {
         let py = attempt.py();
-        let attempt = args::uint(attempt, "attempt")?;
         let fields = FailureArgs {
+            attempt: Some(attempt),
             r#type,
             code,
             timed_out,
             message,
             details,
         };
-        let failure = failure(&fields.read(py)?, Some(attempt)).py(py)?;
+        let failure = failure(&fields.read()?, None).py(py)?;
         let now = args::now(py, now)?;
         let j = args::jitter_or_entropy(u, seed, key)?;
         let inner = self.inner.decide(&failure, now, j.source()).py(py)?;
@@ -303,6 +302,7 @@ impl PyRetryPolicy {
 
 /// The failure's fields, as `decide` and `record_failure` take them.
 pub(crate) struct FailureArgs<'a, 'py> {
+    pub(crate) attempt: Option<&'a Bound<'py, PyAny>>,
     pub(crate) r#type: Option<&'a Bound<'py, PyAny>>,
     pub(crate) code: Option<&'a Bound<'py, PyAny>>,
     pub(crate) timed_out: Option<&'a Bound<'py, PyAny>>,
@@ -315,24 +315,24 @@ pub(crate) struct FailureArgs<'a, 'py> {
 pub(crate) type FailureDoc = Result<Value, ojs_retry::Error>;
 
 impl FailureArgs<'_, '_> {
-    /// The given keywords as one failure document, which the core's
-    /// `Failure::from_value` checks (types, handler code, finite details).
-    pub(crate) fn read(&self, py: Python<'_>) -> PyResult<FailureDoc> {
-        // The attempt is not among them: `args::uint` reads it (pythonize
-        // reads an `int` through a 128-bit conversion, slow on abi3) and the
-        // core gets it as the failure's default attempt.
+    /// The given keywords as one failure document (one budget for all of
+    /// them, as a JavaScript failure object has), which the core's
+    /// `Failure::from_value` checks. They are read in name order, the
+    /// order the core keeps an object's keys in.
+    pub(crate) fn read(&self) -> PyResult<FailureDoc> {
         let fields = [
-            ("type", self.r#type),
+            ("attempt", self.attempt),
             ("code", self.code),
-            ("timed_out", self.timed_out),
-            ("message", self.message),
             ("details", self.details),
+            ("message", self.message),
+            ("timed_out", self.timed_out),
+            ("type", self.r#type),
         ];
         let given: Vec<(&str, &Bound<'_, PyAny>)> = fields
             .iter()
             .filter_map(|&(name, v)| given(v).map(|v| (name, v)))
             .collect();
-        Ok(args::keywords(py, &given)?
+        Ok(args::keywords(&given)?
             .map_err(|fault| ojs_retry::Error::from_fault(ErrorCode::InvalidArgument, fault)))
     }
 }

@@ -4,7 +4,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use ojs_retry::{Case, Heartbeat};
+use ojs_retry::{Case, ErrorCode, Heartbeat};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
@@ -71,11 +71,9 @@ impl PyRetryState {
             let text = args::text(state, "state")?;
             ojs_retry::RetryState::from_json(&text, limit).py(py)?
         } else {
-            args::read(
-                state,
-                |v| ojs_retry::RetryState::from_value(v, limit),
-                |d| ojs_retry::RetryState::from_deserializer(d, limit),
-            )?
+            args::read(state, ErrorCode::StateInvalid, |v| {
+                ojs_retry::RetryState::from_value(v, limit)
+            })?
         };
         Ok(Self::wrap(inner))
     }
@@ -138,17 +136,15 @@ impl PyRetryState {
     ) -> PyResult<PyDecision> {
         let py = policy.py();
         // Every Python value is read before the lock is taken.
-        let attempt = given(attempt)
-            .map(|a| args::uint(a, "attempt"))
-            .transpose()?;
         let doc = FailureArgs {
+            attempt,
             r#type,
             code,
             timed_out,
             message,
             details,
         }
-        .read(py)?;
+        .read()?;
         let now = args::now(py, now)?;
         let j = args::jitter_or_entropy(u, seed, key)?;
         let result = {
@@ -156,7 +152,7 @@ impl PyRetryState {
             // The next attempt read under the lock: concurrent callers each
             // record their own.
             let next = state.next_attempt();
-            failure(&doc, Some(attempt.unwrap_or(next)))
+            failure(&doc, Some(next))
                 .and_then(|f| state.record_failure(&policy.inner, &f, now, j.source()))
         };
         Ok(PyDecision {

@@ -148,19 +148,32 @@ class _Raising(Mapping[str, Any]):
         return 1
 
 
-@pytest.mark.parametrize("exc", [KeyboardInterrupt(), MemoryError(), RuntimeError("boom"), KeyError("k")])
-def test_python_exceptions_while_reading_a_mapping_propagate(exc: BaseException) -> None:
+CALLS_READING_A_MAPPING: list[tuple[Callable[[Any], Any], tuple[str, str | None]]] = [
+    (lambda m: o.RetryPolicy(m), (POLICY, None)),
+    (lambda m: o.RetryPolicy.merge({}, m), (POLICY, None)),
+    (lambda m: o.RetryPolicy.preset("sidekiq", m), (POLICY, "preset")),
+    (lambda m: o.RetryState.from_json(m), ("validation.state_invalid", None)),
+    (lambda m: o.RetryPolicy().decide(1, now=NOW, details=m), ("validation.invalid_argument", "details")),
+]
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(), SystemExit(), MemoryError()])
+def test_an_interrupt_while_reading_a_mapping_propagates(exc: BaseException) -> None:
     # Not a PolicyError: the exception Python code raised, as itself.
-    for call in (
-        lambda: o.RetryPolicy(_Raising(exc)),  # type: ignore[arg-type]
-        lambda: o.RetryPolicy.merge({}, _Raising(exc)),  # type: ignore[arg-type]
-        lambda: o.RetryPolicy.preset("sidekiq", _Raising(exc)),
-        lambda: o.RetryState.from_json(_Raising(exc)),  # type: ignore[arg-type]
-        lambda: o.RetryPolicy().decide(1, now=NOW, details=_Raising(exc)),
-    ):
+    for call, _ in CALLS_READING_A_MAPPING:
         with pytest.raises(type(exc)) as info:
-            call()
+            call(_Raising(exc))
         assert info.value is exc
+
+
+@pytest.mark.parametrize("exc", [RuntimeError("boom"), KeyError("k")])
+def test_a_mappings_own_exception_is_a_typed_error_at_its_field(exc: BaseException) -> None:
+    # Any other exception: the value at that field could not be read.
+    for call, (code, field) in CALLS_READING_A_MAPPING:
+        with pytest.raises(o.PolicyError) as info:
+            call(_Raising(exc))
+        assert (info.value.code, info.value.field) == (code, field), str(info.value)
+        assert type(exc).__name__ in str(info.value)
 
 
 @pytest.mark.parametrize(

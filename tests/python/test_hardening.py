@@ -162,7 +162,7 @@ class Raising(Mapping[str, Any]):
 
 
 WHERE = ["__getitem__", "__iter__", "__len__", "keys", "values", "items"]
-FATAL = [KeyboardInterrupt, MemoryError]
+FATAL = [KeyboardInterrupt, SystemExit, MemoryError]
 
 # Every way a mapping reaches the engine: as the document, nested in it, as
 # preset options, as a failure's details, as a keyword field.
@@ -199,26 +199,44 @@ def test_an_interrupt_in_a_mappings_methods_propagates(kind: type[BaseException]
     assert where not in m.called, f"{where} raised {exc!r}, which was lost"
 
 
-def test_the_engine_reads_mappings_through_their_methods() -> None:
-    # So that the test above cannot pass by never calling anything.
+def test_the_engine_reads_mappings_through_their_items() -> None:
+    # So that the test above cannot pass by never calling anything: a
+    # mapping is read through one call of items(), nothing else.
     for _, use in USES:
         m = Raising(KeyboardInterrupt(), "none")
         try:
             use(m)
         except o.PolicyError:
             pass
-        assert m.called & {"keys", "__iter__"} and m.called & {"values", "__getitem__"}, m.called
+        assert m.called == {"items", "__getitem__"}, m.called  # our items() calls self[key]
 
 
-@pytest.mark.parametrize("kind", [ValueError, TypeError, OverflowError, UnicodeEncodeError, Exception])
-@pytest.mark.parametrize("use", [u for _, u in USES], ids=[n for n, _ in USES])
-def test_a_mappings_own_exception_propagates_as_itself(use: Callable[[Any], Any], kind: type[Exception]) -> None:
-    # Even of the types the engine's own data faults have: it is the
-    # mapping's code that failed, not the data.
+# Where each use reports a fault of the mapping itself: (code, field, path).
+WHERE_FAULT = {
+    "policy": (POLICY, None, None),
+    "policy field": (POLICY, "non_retryable_errors", "non_retryable_errors[0]"),
+    "keyword field": (POLICY, "non_retryable_errors", "non_retryable_errors"),
+    "merge": (POLICY, None, None),
+    "preset": (POLICY, "preset", "preset"),
+    "preset + keywords": (POLICY, "preset", "preset"),
+    "preset option": (POLICY, "preset", "preset.backoff"),
+    "state": (STATE, None, None),
+    "state record": (STATE, "errors", "errors[0]"),
+    "details": (ARG, "details", "details"),
+    "nested details": (ARG, "details", "details.a"),
+    "recorded details": (ARG, "details", "details"),
+}
+
+
+@pytest.mark.parametrize("kind", [ValueError, TypeError, OverflowError, UnicodeEncodeError, IndexError, RuntimeError, Exception])
+@pytest.mark.parametrize("name, use", USES, ids=[n for n, _ in USES])
+def test_a_mappings_own_exception_is_a_typed_fault_at_its_field(name: str, use: Callable[[Any], Any], kind: type[Exception]) -> None:
+    # Whatever it raises (but an interrupt, an exit or a MemoryError), it is
+    # the value at that field that could not be read.
     exc = kind("utf-8", "x", 0, 1, "own") if kind is UnicodeEncodeError else kind("own")
-    with pytest.raises(kind) as info:
-        use(Raising(exc, "__getitem__"))
-    assert info.value is exc
+    e = raised(lambda: use(Raising(exc, "items")))
+    assert located(e) == WHERE_FAULT[name], str(e)
+    assert kind.__name__ in str(e)
 
 
 @pytest.mark.parametrize("kind", FATAL)
@@ -237,7 +255,7 @@ def test_entries_after_a_fault_are_skipped_unread(kind: type[BaseException]) -> 
 def test_an_interrupt_in_a_later_entry_propagates(kind: type[BaseException]) -> None:
     exc = kind()
     with pytest.raises(kind) as info:
-        o.RetryPolicy({"max_attempts": 2, "y": Raising(exc, "keys")})
+        o.RetryPolicy({"max_attempts": 2, "y": Raising(exc, "items")})
     assert info.value is exc
 
 
@@ -390,3 +408,165 @@ def test_an_interrupt_from_a_datetimes_tzinfo_propagates(kind: type[BaseExceptio
         assert zone.calls > 0
         return
     pytest.fail("a datetime was accepted")
+
+
+# ------------------------- issue 26: a mapping is read once, its own pairs
+
+
+class ZeroLen(dict):  # type: ignore[type-arg]
+    """A dict that says it is empty."""
+
+    def __len__(self) -> int:
+        return 0
+
+
+class LyingLen(Mapping[str, Any]):
+    """A mapping whose `__len__` claims more pairs than it has."""
+
+    def __init__(self, **pairs: Any) -> None:
+        self.pairs = pairs
+
+    def __getitem__(self, key: str) -> Any:
+        return self.pairs[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.pairs)
+
+    def __len__(self) -> int:
+        return len(self.pairs) + 5
+
+    def items(self) -> Any:
+        return list(self.pairs.items())
+
+
+class Swapped(Mapping[str, Any]):
+    """A mapping whose `keys()` and `values()` come in different orders:
+    only `items()` pairs each key with its own value."""
+
+    def __init__(self, **pairs: Any) -> None:
+        self.pairs = pairs
+
+    def __getitem__(self, key: str) -> Any:
+        return self.pairs[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self.pairs))
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def keys(self) -> Any:
+        return sorted(self.pairs)
+
+    def values(self) -> Any:
+        return [self.pairs[k] for k in sorted(self.pairs, reverse=True)]
+
+    def items(self) -> Any:
+        return list(self.pairs.items())
+
+
+def test_a_dict_whose_len_is_zero_is_read_by_its_pairs() -> None:
+    p = o.RetryPolicy(ZeroLen(max_attempts=7))
+    assert p.max_attempts == 7
+
+
+def test_a_lying_len_is_not_an_index_error() -> None:
+    assert o.RetryPolicy(LyingLen(max_attempts=4)).max_attempts == 4
+    assert o.RetryPolicy().decide(1, now=NOW, details=LyingLen(a=1), u=0.5).action == "retry"
+
+
+def test_keys_and_values_in_different_orders_do_not_swap_values() -> None:
+    doc = Swapped(max_attempts=2, backoff_coefficient=5)
+    p = o.RetryPolicy(doc)
+    assert (p.max_attempts, p.backoff_coefficient) == (2, 5)
+    from ojs_retry.integrations import resolve_policy
+
+    assert resolve_policy(None, doc).max_attempts == 2
+
+
+def test_validate_job_policy_of_a_dataclass_is_a_typed_error() -> None:
+    import dataclasses
+
+    from ojs_retry.integrations import validate_job_policy
+
+    @dataclasses.dataclass
+    class Job:
+        max_attempts: int = 3
+
+    e = raised(lambda: validate_job_policy(Job()))  # type: ignore[arg-type]
+    assert (e.code, e.field) == (POLICY, None)
+
+
+def test_merge_counts_its_layers_before_reading_them() -> None:
+    d = {"non_retryable_errors": ["x" * 60_000] * 10}
+    assert error_of(lambda: o.RetryPolicy.merge(*[d] * 200)) == (ARG, "layers", "layers")
+    assert error_of(lambda: o.RetryPolicy.merge(*[{}] * 17)) == (ARG, "layers", "layers")
+    assert o.RetryPolicy.merge(*[{}] * 16).max_attempts == 3
+    # One value passed twice counts twice: 2 x ~600 000 is over 1 MiB.
+    assert error_of(lambda: o.RetryPolicy.merge(d, d)) == (POLICY, None, None)
+
+
+class Counting(Mapping[str, Any]):
+    """A mapping that counts how many of its pairs were taken."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.taken = n, 0
+
+    def __getitem__(self, key: str) -> Any:
+        return 1
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(f"k{i}" for i in range(self.n))
+
+    def __len__(self) -> int:
+        return self.n
+
+    def items(self) -> Any:
+        for i in range(self.n):
+            self.taken += 1
+            yield (f"k{i}", 1)
+
+
+def test_an_over_long_mapping_is_refused_without_reading_it_all() -> None:
+    m = Counting(1_000_000)
+    assert error_of(lambda: o.RetryPolicy().decide(1, now=NOW, details=m))[:2] == (ARG, "details")
+    assert m.taken == 10_001
+
+
+def test_matches_holds_its_arguments_to_the_limits() -> None:
+    assert error_of(lambda: o.matches("x" * 65_537, ["a"])) == (ARG, "error_type", "error_type")
+    assert error_of(lambda: o.matches("a", ["a"] * 10_001)) == (ARG, "patterns", "patterns")
+    assert error_of(lambda: o.matches("a", ["p" * 1_000_000])) == (ARG, "patterns", "patterns[0]")
+    assert o.matches("x" * 65_536, ["x" * 65_536])
+
+
+def test_a_failure_is_one_document_of_at_most_1_mib() -> None:
+    # Details just under the budget: the message is where it runs out (the
+    # fields are read in name order, as the core keeps an object's keys).
+    details = ["d" * 65_536] * 15 + ["e" * 65_000]
+    p = o.RetryPolicy()
+    assert p.decide(1, now=NOW, u=0.5, details=details).action == "retry"
+    assert error_of(lambda: p.decide(1, now=NOW, u=0.5, details=details, message="m" * 500)) == (ARG, "message", "message")
+
+
+def test_details_nested_64_deep_is_the_limit() -> None:
+    def nest(n: int) -> Any:
+        x: Any = []
+        for _ in range(n):
+            x = [x]
+        return x
+
+    p = o.RetryPolicy()
+    assert p.decide(1, now=NOW, u=0.5, details=nest(63)).action == "retry"
+    assert error_of(lambda: p.decide(1, now=NOW, u=0.5, details=nest(64))) == (ARG, "details", "details[0]")
+
+
+def test_integers_beyond_64_bits_are_refused_not_rounded() -> None:
+    p = o.RetryPolicy()
+    for n in (2**64, -(2**63) - 1, 2**200):
+        assert error_of(lambda: p.decide(1, now=NOW, u=0.5, details={"n": n})) == (ARG, "details", "details.n")
+    d = p.decide(1, now=NOW, u=0.5, details={"n": 2**64 - 1, "m": -(2**63)})
+    assert d.action == "retry"
+    s = o.RetryState()
+    s.record_failure(p, now=NOW, u=0.5, details={"n": 2**64 - 1})
+    assert s.to_dict()["errors"][0]["details"] == {"n": 2**64 - 1}

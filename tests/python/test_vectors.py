@@ -210,8 +210,11 @@ def op_policy(i: dict[str, Any]) -> Any:
         assert o.RetryPolicy(layers[0]) == p
         if "json" in i:
             assert o.RetryPolicy.from_json(layers[0]) == p
-    # The canonical JSON round-trips.
-    assert o.RetryPolicy.from_json(p.to_json()) == p
+    # The canonical JSON round-trips (when it is within the text budget:
+    # a policy at the 1 MiB value budget is longer as text, with its quotes
+    # and commas).
+    if len(p.to_json().encode()) <= (1 << 20):
+        assert o.RetryPolicy.from_json(p.to_json()) == p
     return {"policy": p.to_dict(), "canonical_json": p.to_json()}
 
 
@@ -235,14 +238,9 @@ def op_schedule(i: dict[str, Any]) -> Any:
 def op_decide(i: dict[str, Any]) -> Any:
     p = make_policy(i)
     f = i["failure"]
-    d = p.decide(
-        f["attempt"],
-        type=f.get("type"),
-        code=f.get("code"),
-        timed_out=f.get("timed_out"),
-        now=i["now"],
-        **jitter(i.get("jitter")),
-    )
+    # Every field of the failure, as decide's keywords.
+    fields = {k: v for k, v in f.items() if k != "attempt"}
+    d = p.decide(f["attempt"], now=i["now"], **fields, **jitter(i.get("jitter")))
     return {"decision": decision_dict(d)}
 
 
