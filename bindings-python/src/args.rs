@@ -108,6 +108,43 @@ pub(crate) fn text(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<String> {
     }
 }
 
+/// A `str` argument, refused when it has more code points than a string
+/// may have bytes (each is at least one byte) before its UTF-8 is asked for.
+pub(crate) fn short_str<'py>(
+    obj: &Bound<'py, PyAny>,
+    field: &str,
+) -> PyResult<Bound<'py, PyString>> {
+    let py = obj.py();
+    let Ok(s) = obj.cast::<PyString>() else {
+        return Err(bad_argument(
+            field,
+            format!("expected a string, found {}", describe(obj)?),
+        ))
+        .py(py);
+    };
+    let max = ojs_retry::limits::MAX_STRING_BYTES;
+    if s.len()? > max {
+        return Err(bad_argument(
+            field,
+            format!("expected a string of at most {max} bytes, found a longer one"),
+        ))
+        .py(py);
+    }
+    Ok(s.clone())
+}
+
+/// The UTF-8 of a `str`, borrowed (a lone surrogate cannot be UTF-8).
+pub(crate) fn borrow_str<'a>(s: &'a Bound<'_, PyString>, field: &str) -> PyResult<&'a str> {
+    s.to_str()
+        .map_err(|_| {
+            bad_argument(
+                field,
+                "expected a valid Unicode string, found one with a lone surrogate".to_owned(),
+            )
+        })
+        .py(s.py())
+}
+
 /// An optional `str` argument (`None` is absent).
 pub(crate) fn opt_text(obj: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<String>> {
     given(obj).map(|o| text(o, field)).transpose()

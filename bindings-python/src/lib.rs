@@ -13,16 +13,16 @@ mod state;
 mod transaction;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::errors::{CoreResult, PolicyError};
 
 /// The patterns argument of `matches` / `first_match`: a list or tuple of
-/// strings (a lone `str` is refused rather than split into characters).
-fn patterns(obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
-    // Counted before any pattern is read.
+/// strings (a lone `str` is refused rather than split into characters),
+/// counted before any is read.
+fn patterns<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyString>>> {
     let count = |n: usize| ojs_retry::limits::check_argument_len("patterns", n).py(obj.py());
-    let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = obj.cast::<PyList>() {
+    let items: Vec<Bound<'py, PyAny>> = if let Ok(l) = obj.cast::<PyList>() {
         count(l.len())?;
         l.iter().collect()
     } else if let Ok(t) = obj.cast::<PyTuple>() {
@@ -39,20 +39,26 @@ fn patterns(obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     items
         .iter()
         .enumerate()
-        .map(|(i, p)| args::text(p, &format!("patterns[{i}]")))
+        .map(|(i, p)| args::short_str(p, &format!("patterns[{i}]")))
         .collect()
 }
 
-/// The patterns, counted before any is read, and the first that matches
-/// (the core holds both arguments to the limits).
+/// The first pattern that matches, the arguments borrowed, not copied (the
+/// core holds them to the limits before comparing any).
 fn first_of(
     error_type: &Bound<'_, PyAny>,
     patterns: &Bound<'_, PyAny>,
 ) -> PyResult<Option<String>> {
     let py = error_type.py();
-    let t = args::text(error_type, "error_type")?;
+    let t = args::short_str(error_type, "error_type")?;
+    let t = args::borrow_str(&t, "error_type")?;
     let list = self::patterns(patterns)?;
-    ojs_retry::matching::try_first_match(&t, &list)
+    let strs = list
+        .iter()
+        .enumerate()
+        .map(|(i, p)| args::borrow_str(p, &format!("patterns[{i}]")))
+        .collect::<PyResult<Vec<&str>>>()?;
+    ojs_retry::matching::try_first_match(t, &strs)
         .map(|m| m.map(str::to_owned))
         .py(py)
 }

@@ -36,7 +36,10 @@ pub fn matches<S: AsRef<str>>(error_type: &str, patterns: &[S]) -> bool {
 /// [`first_match`] with its arguments held to the
 /// [limits](crate::limits) first, as every host calls it: an error type
 /// and each pattern at most [`MAX_STRING_BYTES`](crate::limits::MAX_STRING_BYTES),
-/// at most [`MAX_ARRAY_LEN`](crate::limits::MAX_ARRAY_LEN) patterns.
+/// at most [`MAX_ARRAY_LEN`](crate::limits::MAX_ARRAY_LEN) patterns, and
+/// the patterns together a document of at most
+/// [`MAX_DOCUMENT_BYTES`](crate::limits::MAX_DOCUMENT_BYTES) (one for the
+/// list, one per pattern plus its bytes), as a host reads them.
 ///
 /// # Errors
 ///
@@ -58,8 +61,13 @@ pub fn try_first_match<'p, S: AsRef<str>>(
     let arg = |path: &str, m| crate::Error::invalid_argument(path, m);
     check_string(error_type.len()).map_err(|m| arg("error_type", m))?;
     check_array(patterns.len()).map_err(|m| arg("patterns", m))?;
+    let budget = crate::limits::Budget::new();
+    let _ = budget.take(1);
     for (i, p) in patterns.iter().enumerate() {
-        check_string(p.as_ref().len()).map_err(|m| arg(&alloc::format!("patterns[{i}]"), m))?;
+        let len = p.as_ref().len();
+        check_string(len)
+            .and_then(|()| budget.take(len.saturating_add(1)))
+            .map_err(|m| arg(&alloc::format!("patterns[{i}]"), m))?;
     }
     Ok(first_match(error_type, patterns))
 }
