@@ -2,7 +2,12 @@
 //! counted before any is opened and read only as far as the merge's
 //! budget, so an endless stream is refused rather than read to its end.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 use std::io::Write as _;
 use std::process::{Command, Output, Stdio};
