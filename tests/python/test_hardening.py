@@ -223,7 +223,7 @@ WHERE_FAULT = {
     "state": (STATE, None, None),
     "state record": (STATE, "errors", "errors[0]"),
     "details": (ARG, "details", "details"),
-    "nested details": (ARG, "details", "details.a"),
+    "nested details": (ARG, "details", "details.a[0]"),
     "recorded details": (ARG, "details", "details"),
 }
 
@@ -558,7 +558,8 @@ def test_details_nested_64_deep_is_the_limit() -> None:
 
     p = o.RetryPolicy()
     assert p.decide(1, now=NOW, u=0.5, details=nest(63)).action == "retry"
-    assert error_of(lambda: p.decide(1, now=NOW, u=0.5, details=nest(64))) == (ARG, "details", "details[0]")
+    # Located at the value too deep: 64 levels below details.
+    assert error_of(lambda: p.decide(1, now=NOW, u=0.5, details=nest(64))) == (ARG, "details", "details" + "[0]" * 64)
 
 
 def test_integers_beyond_64_bits_are_refused_not_rounded() -> None:

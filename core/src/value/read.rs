@@ -12,6 +12,55 @@ use super::{Map, Number, Value};
 use crate::error::Fault;
 use crate::limits::{self, Budget};
 
+/// What one document's reading shares: its budget, and the path below the
+/// member being read (kept as it was where reading failed, so a fault deep
+/// inside a field is located at the value itself).
+pub(crate) struct Reading {
+    budget: Budget,
+    trail: core::cell::RefCell<Vec<Seg>>,
+}
+
+impl Reading {
+    fn new() -> Self {
+        Self {
+            budget: Budget::new(),
+            trail: core::cell::RefCell::new(Vec::new()),
+        }
+    }
+
+    fn take(&self, n: usize) -> Result<(), String> {
+        self.budget.take(n)
+    }
+
+    fn push(&self, seg: Seg) {
+        self.trail.borrow_mut().push(seg);
+    }
+
+    fn pop(&self) {
+        self.trail.borrow_mut().pop();
+    }
+
+    /// `at` followed by the trail, which is then cleared.
+    fn path(&self, at: String) -> String {
+        let mut path = at;
+        for seg in self.trail.borrow_mut().drain(..) {
+            match seg {
+                Seg::Key(k) => {
+                    path.push('.');
+                    path.push_str(&k);
+                }
+                Seg::Index(i) => path.push_str(&alloc::format!("[{i}]")),
+            }
+        }
+        path
+    }
+}
+
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
 /// How deep a host value may nest. Hosts hand over objects that can be
 /// cyclic or arbitrarily deep; past this depth reading stops with an error
 /// instead of recursing further (JSON text has serde_json's own limit).
@@ -31,13 +80,13 @@ pub const MAX_DEPTH: u32 = 64;
 /// [`limits`].
 impl<'de> Deserialize<'de> for Value {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Depth(0, &Budget::new()).deserialize(d)
+        Depth(0, &Reading::new()).deserialize(d)
     }
 }
 
 /// A value at this nesting depth, and what is left of the document's size.
 #[derive(Clone, Copy)]
-struct Depth<'b>(u32, &'b Budget);
+struct Depth<'b>(u32, &'b Reading);
 
 impl<'de> DeserializeSeed<'de> for Depth<'_> {
     type Value = Value;
@@ -52,7 +101,7 @@ impl<'de> DeserializeSeed<'de> for Depth<'_> {
     }
 }
 
-struct ValueVisitor<'b>(u32, &'b Budget);
+struct ValueVisitor<'b>(u32, &'b Reading);
 
 impl ValueVisitor<'_> {
     fn inner(&self) -> Depth<'_> {
@@ -127,7 +176,14 @@ impl<'de> Visitor<'de> for ValueVisitor<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         announced(seq.size_hint(), limits::check_array)?;
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(self.inner())? {
+        loop {
+            // Left on the trail when reading the element fails.
+            self.1.push(Seg::Index(items.len()));
+            let Some(item) = seq.next_element_seed(self.inner())? else {
+                self.1.pop();
+                break;
+            };
+            self.1.pop();
             limits::check_array(items.len().saturating_add(1)).map_err(de::Error::custom)?;
             items.push(item);
         }
@@ -137,12 +193,15 @@ impl<'de> Visitor<'de> for ValueVisitor<'_> {
         announced(map.size_hint(), limits::check_object)?;
         let mut m = Map::new();
         while let Some(key) = map.next_key::<String>()? {
+            limits::check_object(m.len().saturating_add(1)).map_err(de::Error::custom)?;
+            // Left on the trail when the key or its value is refused.
+            self.1.push(Seg::Key(key.clone()));
             self.string(key.len())?;
             if m.contains_key(&key) {
                 return Err(de::Error::custom(duplicate(&key)));
             }
-            limits::check_object(m.len().saturating_add(1)).map_err(de::Error::custom)?;
             let value = map.next_value_seed(self.inner())?;
+            self.1.pop();
             m.insert(key, value);
         }
         Ok(Value::Object(m))
@@ -177,7 +236,7 @@ impl Value {
     /// assert_eq!(v.to_string(), r#"{"a":[1,2]}"#);
     /// ```
     pub fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Value, Fault> {
-        let budget = Budget::new();
+        let budget = Reading::new();
         // The document itself is a value too (the members count theirs
         // as they are read).
         if let Err(m) = budget.take(1) {
@@ -208,7 +267,7 @@ type Located = Result<Value, Fault>;
 #[derive(Clone, Copy)]
 struct Locate<'k, 'b> {
     field: Option<&'k str>,
-    budget: &'b Budget,
+    budget: &'b Reading,
 }
 
 impl<'b> Locate<'_, 'b> {
@@ -263,6 +322,7 @@ impl<'de> Visitor<'de> for Locate<'_, '_> {
             }
             // The key is counted before its value, as it comes first.
             let limit = limits::check_string(key.len()).and_then(|()| self.budget.take(key.len()));
+            self.budget.trail.borrow_mut().clear();
             let read = match self.field {
                 None => map.next_value_seed(Locate {
                     field: Some(&key),
@@ -270,10 +330,13 @@ impl<'de> Visitor<'de> for Locate<'_, '_> {
                 }),
                 Some(_) => map.next_value_seed(self.member()).map(Ok),
             };
-            let fault = |message: String| match self.field {
-                None => Fault::at_field(&key, key.clone(), message),
-                Some(name) => Fault::at_field(name, alloc::format!("{name}.{key}"), message),
+            let at = match self.field {
+                None => key.clone(),
+                Some(name) => alloc::format!("{name}.{key}"),
             };
+            // Where reading the value failed, below this member.
+            let deep = self.budget.path(at.clone());
+            let fault = |message: String| Fault::at_field(self.field.unwrap_or(&key), at, message);
             if let Err(message) = limits::check_object(m.len().saturating_add(1)) {
                 first = Some(self.fault(message));
                 continue;
@@ -294,7 +357,10 @@ impl<'de> Visitor<'de> for Locate<'_, '_> {
                     m.insert(key, value);
                 }
                 Ok(Err(f)) => first = Some(f),
-                Err(e) => first = Some(fault(alloc::format!("{e}"))),
+                Err(e) => {
+                    let field = self.field.unwrap_or(&key);
+                    first = Some(Fault::at_field(field, deep, alloc::format!("{e}")));
+                }
             }
         }
         Ok(first.map_or(Ok(Value::Object(m)), Err))
@@ -311,6 +377,7 @@ impl<'de> Visitor<'de> for Locate<'_, '_> {
         // deserializer stays inside it and would fail again forever.
         loop {
             let at = || alloc::format!("{name}[{}]", items.len());
+            self.budget.trail.borrow_mut().clear();
             match seq.next_element_seed(self.member()) {
                 Ok(None) => return Ok(Ok(Value::Array(items))),
                 Ok(Some(item)) => {
@@ -319,7 +386,10 @@ impl<'de> Visitor<'de> for Locate<'_, '_> {
                     }
                     items.push(item);
                 }
-                Err(e) => return Ok(Err(Fault::at_field(name, at(), alloc::format!("{e}")))),
+                Err(e) => {
+                    let path = self.budget.path(at());
+                    return Ok(Err(Fault::at_field(name, path, alloc::format!("{e}"))));
+                }
             }
         }
     }
