@@ -301,7 +301,7 @@ def test_functions_errors() -> None:
     s = o.RetryState()
     with pytest.raises(TypeError):
         s.record_failure("policy", type="a", now=NOW)  # type: ignore[arg-type]
-    raises(lambda: s.record_failure(p, type="a", now=NOW, details={"x": [1, object()]}), ARG, "details", "details.x")
+    raises(lambda: s.record_failure(p, type="a", now=NOW, details={"x": [1, object()]}), ARG, "details", "details.x[1]")
     raises(lambda: s.record_failure(p, type=1, now=NOW), ARG, "type")  # type: ignore[arg-type]
     # Non-finite numbers are not JSON data: refused, never stored as null.
     raises(lambda: s.record_failure(p, type="a", now=NOW, details={"x": float("inf")}), ARG, "details")
