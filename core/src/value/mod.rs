@@ -540,13 +540,15 @@ mod tests {
             deep = serde_json::Value::Array(alloc::vec![deep]);
         }
         let doc = serde_json::json!({"a": 1, "b": [1, deep.clone()], "c": {"k": deep.clone()}});
+        // Located at the value too deep: level 65, 63 levels below b[1].
+        let below = "[0]".repeat(63);
         let fault = Value::read(&doc).unwrap_err();
         assert_eq!(
-            (fault.field.as_deref(), fault.path.as_deref()),
-            (Some("b"), Some("b[1]"))
+            (fault.field.as_deref(), fault.path),
+            (Some("b"), Some(alloc::format!("b[1]{below}")))
         );
         let fault = Value::read(serde_json::json!({"c": {"k": deep.clone()}})).unwrap_err();
-        assert_eq!(fault.path.as_deref(), Some("c.k"));
+        assert_eq!(fault.path, Some(alloc::format!("c.k{below}")));
         assert!(<Value as serde::Deserialize>::deserialize(&deep).is_err());
         let shallow = serde_json::json!({"a": [[[[1]]]], "b": null});
         assert_eq!(
