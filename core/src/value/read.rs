@@ -218,11 +218,11 @@ fn duplicate(key: &str) -> String {
 
 impl Value {
     /// Reads a document from any serde `Deserializer` (a host value): its
-    /// value, or the fault that stopped reading it, located as precisely as
-    /// the top level allows — at `field` or `field[i]` / `field.key` whose
-    /// value could not be read (nested too deep, over a
+    /// value, or the fault that stopped reading it: its field (the
+    /// top-level key) and the path of the value that could not be read,
+    /// however deep (`details.x[1]`: nested too deep, over a
     /// [limit](crate::limits), a type JSON has not, a string that is not
-    /// Unicode), or at the document itself. A NaN is readable: the
+    /// Unicode), or the document itself. A NaN is readable: the
     /// document's reader reports it with its field.
     ///
     /// # Errors
@@ -261,7 +261,8 @@ type Located = Result<Value, Fault>;
 /// Reads a document so that a fault is located: at its top level
 /// (`field: None`), each field's value is read with `field` set, which
 /// reads an array's or an object's members one by one, so that a member
-/// that cannot be read is located at `field[i]` / `field.key`. After a
+/// that cannot be read is located at `field[i]` / `field.key` and below
+/// (the reading's trail). After a
 /// fault the other entries are still read (and dropped): some
 /// deserializers refuse a map left half-read, which would hide the fault.
 #[derive(Clone, Copy)]
