@@ -112,6 +112,25 @@ function cases(api) {
     ['a 64 Mi-character error type', () => matches('a'.repeat(2 ** 26), []), { code: 'validation.invalid_argument', field: 'error_type', path: 'error_type' }],
     ['a 64 Mi-character policy text', () => new RetryPolicy(' '.repeat(2 ** 26)).maxAttempts, { code: 'validation.retry_policy_invalid', field: null, path: null }],
     ['a 64 Mi-character key', () => flat.delay(1, { key: 'k'.repeat(2 ** 26) }), { code: 'validation.invalid_argument', field: 'key', path: 'key' }],
+    // Issue 26: limits that bound the work, the same in every runtime.
+    ['17 layers', () => RetryPolicy.merge(new Array(17).fill({})).maxAttempts, { code: 'validation.invalid_argument', field: 'layers', path: 'layers' }],
+    ['100 layers sharing one 10 000-element array', () => RetryPolicy.merge(new Array(100).fill({ non_retryable_errors: new Array(10000).fill('a.*') })).maxAttempts, { code: 'validation.invalid_argument', field: 'layers', path: 'layers' }],
+    ['1 000 references to one 1 MiB text', () => RetryPolicy.merge(new Array(1000).fill(`{"max_attempts":3${' '.repeat(2 ** 20 - 18)}}`)).maxAttempts, { code: 'validation.invalid_argument', field: 'layers', path: 'layers' }],
+    ['two layers sharing one 700 000-byte object: over 1 MiB together', () => RetryPolicy.merge(new Array(2).fill({ non_retryable_errors: new Array(14).fill('p'.repeat(50000)) })).maxAttempts, { code: 'validation.retry_policy_invalid', field: null, path: null }],
+    ['a keyed schedule with a 64 KiB + 1 key', () => new RetryPolicy().schedule(100000, { key: 'k'.repeat(65537) }).length, { code: 'validation.invalid_argument', field: 'key', path: 'key' }],
+    ['details nested 65 deep: the value too deep, by its path', () => { let x = []; for (let i = 0; i < 64; i++) x = [x]; return decide({ attempt: 1, details: x }, { now: 0 }) }, { code: 'validation.invalid_argument', field: 'details', path: `details${'[0]'.repeat(64)}` }],
+    ['details nested 64 deep', () => { let x = []; for (let i = 0; i < 63; i++) x = [x]; return decide({ attempt: 1, details: x }, { now: 0 }) }, { value: retry1 }],
+    ['a failure over 1 MiB: details then a 500-byte message', () => decide({ attempt: 1, details: [...new Array(15).fill('d'.repeat(65536)), 'e'.repeat(65000)], message: 'm'.repeat(500) }, { now: 0 }), { code: 'validation.invalid_argument', field: 'message', path: 'message' }],
+    ['a state with records out of order', () => RetryState.fromJSON({ attempt: 2, errors: [2, 1].map((a) => ({ attempt: a, type: 'x', message: 'm', timestamp: '2026-01-01T00:00:00Z' })) }).attempt, { code: 'validation.state_invalid', field: 'errors', path: 'errors[1].attempt' }],
+    ['a DEAD_LETTER record without terminal', () => RetryState.fromJSON({ attempt: 1, errors: [{ attempt: 1, type: 'x', message: 'm', code: 'DEAD_LETTER', timestamp: '2026-01-01T00:00:00Z' }] }).attempt, { code: 'validation.state_invalid', field: 'terminal', path: 'terminal' }],
+    // The herd is the wasm build's (the playground's view).
+    ...(typeof flat.herd === 'function'
+      ? [
+          ['herd(1, 10^7, 1000): more rounds than the limit', () => new RetryPolicy().herd(1, 1e7, 1000).jobs, { code: 'validation.invalid_argument', field: 'retries', path: 'retries' }],
+          ['herd(100 000, 11, 1000): more decisions than the limit', () => new RetryPolicy().herd(100000, 11, 1000).jobs, { code: 'validation.invalid_argument', field: 'retries', path: 'retries' }],
+        ]
+      : []),
+    ['a state record with an empty type', () => RetryState.fromJSON({ attempt: 1, errors: [{ attempt: 1, type: '', message: 'm', timestamp: '2026-01-01T00:00:00Z' }] }).attempt, { code: 'validation.state_invalid', field: 'errors', path: 'errors[0].type' }],
   ]
 }
 
