@@ -37,13 +37,16 @@ const rows = [
   ['merge(17 layers): refused at layers', (api) => api.RetryPolicy.merge(Array(17).fill({}))],
   ['decide: ~1 MiB of details', (api) => new api.RetryPolicy().decide({ attempt: 1, details: Array(15).fill(big) }, { now: 0, u: 0.5 })],
   ['matches: 64 KiB type, 10 000 patterns', (api) => api.matches(big, Array.from({ length: 10_000 }, (_, i) => `p${i}.*`))],
-  ['schedule(100 000) keyed by a 64 KiB key', (api) => new api.RetryPolicy().schedule(100_000, { key: big })],
-  ['herd(100 000 jobs, 10 retries): 1 000 000 decisions', (api) => new api.RetryPolicy({ max_attempts: 11 }).herd(100_000, 10, 1000)],
+  ['schedule(10 000) keyed by a 64 KiB key', (api) => new api.RetryPolicy().schedule(10_000, { key: big })],
 ]
+// The herd is the wasm build's.
+const herd = (api) => new api.RetryPolicy({ max_attempts: 11 }).herd(100_000, 10, 1000)
 console.log('| call at the limit | native | wasm |\n|---|---|---|')
 for (const [name, f] of rows) {
   console.log(`| ${name} | ${time(() => f(native)).toFixed(1)} ms | ${time(() => f(wasm)).toFixed(1)} ms |`)
 }
+
+console.log(`| herd(100 000 jobs, 10 retries): 1 000 000 decisions | — | ${time(() => herd(wasm)).toFixed(1)} ms |`)
 
 // Churn: 10^6 policies in a synchronous loop, never freed.
 for (const [label, api] of [['native', native], ['wasm', wasm]]) {

@@ -34,7 +34,7 @@ use crate::value::Value;
 /// let err = RetryPolicy::default().schedule(MAX_SCHEDULE_ROWS + 1, None).unwrap_err();
 /// assert_eq!(err.field(), Some("count"));
 /// ```
-pub const MAX_SCHEDULE_ROWS: u64 = 100_000;
+pub const MAX_SCHEDULE_ROWS: u64 = 10_000;
 
 /// One policy layer in the form the caller holds it (see
 /// [`RetryPolicy::from_layers`]).
