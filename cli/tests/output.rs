@@ -40,7 +40,7 @@ mod tempfile_path {
 fn a_reader_that_stops_early_ends_the_program_quietly() {
     let policy = long_policy("closed-pipe");
     let mut child = Command::new(env!("CARGO_BIN_EXE_ojs-retry"))
-        .args(["schedule", policy.as_str(), "--retries", "99999"])
+        .args(["schedule", policy.as_str(), "--retries", "10000"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
