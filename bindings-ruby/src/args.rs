@@ -115,17 +115,23 @@ pub(crate) fn options(
 
 /// The failure keywords (`type`, `code`, `timed_out`, `message`,
 /// `details`) as one failure document, which the core checks; its attempt
-/// is `attempt`.
+/// is `attempt`. A positional attempt the caller gave (`decide`'s) is part
+/// of the document, and the keys are read in name order, as every runtime
+/// reads a failure, so the one 1 MiB budget runs out at the same keyword.
 pub(crate) fn failure(
     ruby: &Ruby,
     given: &[(&'static str, Option<Value>)],
     attempt: u64,
+    attempt_given: Option<Value>,
 ) -> Result<Failure, Error> {
     if given.iter().all(|(_, v)| v.is_none()) {
         let empty = ojs_retry::Value::Object(ojs_retry::Map::new());
         return Failure::from_value(&empty, Case::Snake, Some(attempt)).rb(ruby);
     }
+    let mut sorted = given.to_vec();
+    sorted.push(("attempt", attempt_given));
+    sorted.sort_by_key(|(name, _)| *name);
     with_reader(ruby, |r| {
-        Failure::from_deserializer(r.pairs(given), Case::Snake, Some(attempt))
+        Failure::from_deserializer(r.pairs(&sorted), Case::Snake, Some(attempt))
     })
 }

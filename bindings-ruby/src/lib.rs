@@ -65,14 +65,16 @@ fn patterns(ruby: &Ruby, v: Value) -> Result<Vec<String>, Error> {
 /// any pattern (§6.2: exact, or `prefix.*`).
 fn matches(ruby: &Ruby, error_type: Value, patterns: Value) -> Result<bool, Error> {
     let t = args::text(ruby, error_type, "error_type")?;
-    Ok(ojs_retry::matches(&t, &self::patterns(ruby, patterns)?))
+    let patterns = self::patterns(ruby, patterns)?;
+    Ok(ojs_retry::matching::try_first_match(&t, &patterns).rb(ruby)?.is_some())
 }
 
 /// `OjsRetry.first_match(error_type, patterns)`: the first pattern that
 /// matches, or `nil`.
 fn first_match(ruby: &Ruby, error_type: Value, patterns: Value) -> Result<Option<String>, Error> {
     let t = args::text(ruby, error_type, "error_type")?;
-    Ok(ojs_retry::first_match(&t, &self::patterns(ruby, patterns)?).map(str::to_owned))
+    let patterns = self::patterns(ruby, patterns)?;
+    Ok(ojs_retry::matching::try_first_match(&t, &patterns).rb(ruby)?.map(str::to_owned))
 }
 
 /// An ISO 8601 duration (`"PT1.5S"`) in milliseconds.

@@ -201,10 +201,11 @@ impl RetryPolicy {
     pub(crate) fn decide(ruby: &Ruby, rb_self: &Self, args: &[Value]) -> Result<Decision, Error> {
         let args = scan_args::<(Value,), (), (), (), RHash, ()>(args)?;
         let (attempt,) = args.required;
+        let given = attempt;
         let attempt = args::uint(ruby, attempt, "attempt")?;
         let kw = args.keywords;
         let (failure, options) = split_failure(&failure_kw(ruby, kw)?);
-        let failure = args::failure(ruby, &failure, attempt)?;
+        let failure = args::failure(ruby, &failure, attempt, Some(given))?;
         let opts = args::options(ruby, &options)?;
         let now = opts.now.map_or_else(|| crate::clock_ms(ruby), Ok)?;
         let inner = rb_self

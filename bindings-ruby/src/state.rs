@@ -130,7 +130,7 @@ impl RetryState {
         let kw = args.keywords;
         let (failure, options) = split_failure(&failure_kw(ruby, kw)?);
         // The attempt is filled in under the lock (0: a placeholder).
-        let mut failure = args::failure(ruby, &failure, 0)?;
+        let mut failure = args::failure(ruby, &failure, 0, None)?;
         let opts = args::options(ruby, &options)?;
         let now = opts.now.map_or_else(|| crate::clock_ms(ruby), Ok)?;
         let result = {

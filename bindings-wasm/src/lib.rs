@@ -115,7 +115,8 @@ pub fn flavor() -> String {
 )]
 pub fn matches(error_type: Val, patterns: Val, ctx: Val) -> Result<bool> {
     let h = fw::host(&ctx);
-    ret(match_args(&h, &error_type, patterns).map(|(t, p)| ojs_retry::matches(&t, &p)))
+    ret(match_args(&h, &error_type, patterns)
+        .and_then(|(t, p)| Ok(ojs_retry::matching::try_first_match(&t, &p)?.is_some())))
 }
 
 /// The first of `patterns` that `errorType` matches.
@@ -127,7 +128,7 @@ pub fn matches(error_type: Val, patterns: Val, ctx: Val) -> Result<bool> {
 pub fn first_match(error_type: Val, patterns: Val, ctx: Val) -> Result<Option<String>> {
     let h = fw::host(&ctx);
     ret(match_args(&h, &error_type, patterns)
-        .map(|(t, p)| ojs_retry::first_match(&t, &p).map(str::to_owned)))
+        .and_then(|(t, p)| Ok(ojs_retry::matching::try_first_match(&t, &p)?.map(str::to_owned))))
 }
 
 fn match_args<H: Host>(h: &H, error_type: &H::V, patterns: H::V) -> Core<(String, Vec<String>)> {

@@ -31,15 +31,8 @@ export const TRANSACTION_NOT_APPLICABLE = Object.fromEntries([
   "transaction-attempt-zero",
   "transaction-eleventh-maximal-failure-budget",
 ].map((id) => [id, NOT_EXPOSED]));
-// Until the JS bindings call the core's checked matcher: they call
-// ojs_retry::matches, which cannot refuse an error type (issue 26 added
-// ojs_retry::matching::try_first_match; the bindings are issue 24's). Remove
-// this entry, and the case's "runtimes", once they do.
-export const UNCHECKED_MATCHES =
-  "the JS bindings' matches() / firstMatch() call the core's unchecked ojs_retry::matches, which cannot refuse an error type over 64 KiB; issue 24 (the JS binding) switches them to ojs_retry::matching::try_first_match";
 export const WASM_NOT_APPLICABLE = {
   ...TRANSACTION_NOT_APPLICABLE,
-  "limits-string-matches-type-65537": UNCHECKED_MATCHES,
   "hostile-policy-json-bytes-invalid-utf8": BYTES,
   "hostile-policy-json-bytes-overlong": BYTES,
   "hostile-policy-json-bytes-surrogate-utf8": BYTES,

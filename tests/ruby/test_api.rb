@@ -31,7 +31,7 @@ class TestApi < Minitest::Test
     assert O::ERROR_CODES.frozen? && O::PRESET_SYSTEMS.frozen?
     assert_includes O::PRESET_SYSTEMS, "sidekiq"
     assert_equal 2**53 - 1, O::MAX_MS
-    assert_equal 100_000, O::MAX_SCHEDULE_ROWS
+    assert_equal 10_000, O::MAX_SCHEDULE_ROWS
     assert_equal O.parse_timestamp("9999-12-31T23:59:59.999Z"), O::MAX_INSTANT_MS
   end
 

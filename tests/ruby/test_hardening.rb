@@ -147,15 +147,16 @@ class TestHardening < Minitest::Test
     cyclic = []
     cyclic << cyclic
     e = policy_error({ non_retryable_errors: cyclic })
-    assert_fault e, "validation.retry_policy_invalid", "non_retryable_errors", "non_retryable_errors[0]"
+    # The fault is at the value too deep, as in every runtime.
+    assert_fault e, "validation.retry_policy_invalid", "non_retryable_errors", "non_retryable_errors#{'[0]' * 64}"
     assert_match(/nested at most 64 levels/, e.message)
     h = {}
     h["a"] = h
     e = assert_raises(O::PolicyError) { O::RetryPolicy.new.decide(1, details: h, now: NOW) }
-    assert_fault e, "validation.invalid_argument", "details", "details.a"
+    assert_fault e, "validation.invalid_argument", "details", "details#{'.a' * 64}"
     deep = []
     100_000.times { deep = [deep] }
-    assert_fault policy_error({ jitter: deep }), "validation.retry_policy_invalid", "jitter", "jitter[0]"
+    assert_fault policy_error({ jitter: deep }), "validation.retry_policy_invalid", "jitter", "jitter#{'[0]' * 64}"
   end
 
   # Reading a value that makes Ruby allocate (a Shift_JIS String is

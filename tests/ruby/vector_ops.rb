@@ -46,8 +46,10 @@ module OjsVectors
         assert_equal p, O::RetryPolicy.new(layers[0])
         assert_equal p, O::RetryPolicy.from_json(layers[0]) if i.key?("json")
       end
-      # The canonical JSON round-trips; to_h is its parse.
-      assert_equal p, O::RetryPolicy.from_json(p.to_json)
+      # The canonical JSON round-trips (when it is within the text budget:
+      # a policy at the 1 MiB value budget is longer as text, with its
+      # quotes and commas); to_h is its parse.
+      assert_equal p, O::RetryPolicy.from_json(p.to_json) if p.to_json.bytesize <= (1 << 20)
       assert_equal JSON.parse(p.to_json), p.to_h
       { "policy" => p.to_h, "canonical_json" => p.to_json }
     end
@@ -67,8 +69,9 @@ module OjsVectors
       end }
     end
 
+    # Every field of the failure but its attempt, as decide's keywords.
     def failure_kw(f)
-      { type: f["type"], code: f["code"], timed_out: f["timed_out"] }
+      f.reject { |k, _| k == "attempt" }.transform_keys(&:to_sym)
     end
 
     def decide(i)
