@@ -120,6 +120,8 @@ impl CallOptions {
                     Ok(n) => out.now = Some(n),
                     Err(e) => faults.extend(e.faults().iter().cloned()),
                 },
+                // Beyond a 32-bit usize (wasm) it is still refused, by the
+                // core's upper bound, as it is natively.
                 _ => match ojs_retry::uint_from_value(name, v) {
                     Ok(n) => out.history_limit = Some(usize::try_from(n).unwrap_or(usize::MAX)),
                     Err(e) => faults.extend(e.faults().iter().cloned()),

@@ -152,16 +152,22 @@ impl RetryState {
     ///
     /// # Errors
     ///
-    /// `validation.invalid_argument` (field `"history_limit"`) below 10.
+    /// `validation.invalid_argument` (field `"history_limit"`) below 10, or
+    /// above [`MAX_ARRAY_LEN`](crate::limits::MAX_ARRAY_LEN) (a state
+    /// document holds at most that many records, so a larger limit could
+    /// write a state no reader takes back).
     ///
     /// ```
     /// assert!(ojs_retry::RetryState::new().with_history_limit(9).is_err());
+    /// assert!(ojs_retry::RetryState::new().with_history_limit(10_000).is_ok());
+    /// assert!(ojs_retry::RetryState::new().with_history_limit(10_001).is_err());
     /// ```
     pub fn with_history_limit(mut self, limit: usize) -> Result<Self, Error> {
-        if limit < MIN_HISTORY {
+        let max = crate::limits::MAX_ARRAY_LEN;
+        if !(MIN_HISTORY..=max).contains(&limit) {
             return Err(Error::arg(
                 "history_limit",
-                format!("expected at least {MIN_HISTORY} (spec §10.1), found {limit}"),
+                format!("expected {MIN_HISTORY} (spec §10.1) to {max} (the most records a state document holds), found {limit}"),
             ));
         }
         self.limit = limit;
