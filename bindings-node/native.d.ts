@@ -114,8 +114,8 @@ export declare function policyHerd(policy: PolicyRef, jobs: Val, retries: Val, b
 
 /**
  * Layers (objects or JSON texts) merged in order over the defaults, then
- * validated as one policy. The list's length is checked before any layer
- * is read.
+ * validated as one policy. The list's length (at most 16) is checked
+ * before any layer is read.
  */
 export declare function policyMerge(layers: Val, ctx: Val): PolicyRef
 

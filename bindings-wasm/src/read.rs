@@ -303,79 +303,16 @@ pub(crate) fn document<H: Host>(h: &H, v: H::V, code: ErrorCode) -> Result<Value
     located(h, v).map_err(|f| Thrown::from(Error::from_fault(code, f)))
 }
 
-/// An argument named `field` read as a document (a list of patterns): its
-/// faults are located at `field`, `field[2]`.
+/// An argument named `field` read as a document (a list of patterns): it
+/// alone counts against the budget (one for it, then its members), and
+/// its faults are located at `field`, `field[2]`.
 pub(crate) fn named<H: Host>(
     h: &H,
     v: H::V,
     code: ErrorCode,
     field: &str,
 ) -> Result<Value, Thrown> {
-    let read = Value::read(Named {
-        field,
-        de: De(h, v),
-    });
-    match read {
-        Ok(Value::Object(mut m)) => Ok(m.remove(field).unwrap_or(Value::Null)),
-        Ok(other) => Ok(other),
-        Err(f) => Err(Thrown::from(Error::from_fault(code, f))),
-    }
-}
-
-/// `{ field: value }`: a value read as the one member of an object, so
-/// that the reader locates its faults at `field`.
-struct Named<'a, 'h, H: Host> {
-    field: &'a str,
-    de: De<'h, H>,
-}
-
-impl<'de, H: Host> Deserializer<'de> for Named<'_, '_, H> {
-    type Error = DeError;
-
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
-        visitor.visit_map(One {
-            field: Some(self.field),
-            de: Some(self.de),
-        })
-    }
-
-    forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf option unit unit_struct newtype_struct seq tuple
-        tuple_struct map struct enum identifier ignored_any
-    }
-}
-
-struct One<'a, 'h, H: Host> {
-    field: Option<&'a str>,
-    de: Option<De<'h, H>>,
-}
-
-impl<'de, H: Host> MapAccess<'de> for One<'_, '_, H> {
-    type Error = DeError;
-
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, DeError> {
-        match self.field.take() {
-            Some(f) => seed
-                .deserialize(de::value::StrDeserializer::<DeError>::new(f))
-                .map(Some),
-            None => Ok(None),
-        }
-    }
-
-    fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, DeError> {
-        match self.de.take() {
-            Some(d) => seed.deserialize(d),
-            None => Err(DeError("a member was read twice".into())),
-        }
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        Some(usize::from(self.field.is_some()))
-    }
+    Value::read_argument(field, De(h, v)).map_err(|f| Thrown::from(Error::from_fault(code, f)))
 }
 
 /// What a value is, for "found ..." messages (`typeof`, and `null`).

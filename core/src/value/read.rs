@@ -252,6 +252,37 @@ impl Value {
     }
 }
 
+impl Value {
+    /// Reads a host's argument `field` (a list of patterns, say) as a
+    /// document of its own: the value counts one against the budget, then
+    /// its members as in [`Value::read`], and a fault is located below
+    /// `field` (`patterns[15]`).
+    ///
+    /// # Errors
+    ///
+    /// The fault, at `field` or below it.
+    ///
+    /// ```
+    /// use ojs_retry::Value;
+    /// let v = Value::read_argument("patterns", &serde_json::json!(["a.*"])).unwrap();
+    /// assert_eq!(v.to_string(), r#"["a.*"]"#);
+    /// let long = "x".repeat(ojs_retry::limits::MAX_STRING_BYTES + 1);
+    /// let f = Value::read_argument("patterns", &serde_json::json!(["a", long])).unwrap_err();
+    /// assert_eq!(f.path.as_deref(), Some("patterns[1]"));
+    /// ```
+    pub fn read_argument<'de, D: Deserializer<'de>>(field: &str, d: D) -> Result<Value, Fault> {
+        let budget = Reading::new();
+        let at = Locate {
+            field: Some(field),
+            budget: &budget,
+        };
+        match at.deserialize(d) {
+            Ok(read) => read,
+            Err(e) => Err(Fault::at_field(field, budget.path(field.into()), alloc::format!("{e}"))),
+        }
+    }
+}
+
 pub(crate) fn read_document<'de, D: Deserializer<'de>>(d: D) -> Result<Value, Fault> {
     Value::read(d)
 }
