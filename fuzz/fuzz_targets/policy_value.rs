@@ -8,7 +8,8 @@
 //! * `from_layers` of `Layer::read(&value)`s, `from_deserializer(&value)`
 //!   (one layer), `from_values` and `from_json_layers` of the text all
 //!   give the same policy or the same faults; a policy satisfies
-//!   `check_policy`, an error is `validation.retry_policy_invalid`;
+//!   `check_policy` and reads back from its own JSON, an error is
+//!   `validation.retry_policy_invalid`;
 //! * the first value as a §10 state (`RetryState::from_deserializer`)
 //!   agrees with its text and reads back from its own JSON; as a failure
 //!   (`Failure::from_deserializer`) it agrees with its text and decides;
@@ -52,6 +53,10 @@ fuzz_target!(|input: (Doc, Option<Doc>, Option<Doc>, u8)| {
         from_serde,
         "from_values disagrees"
     );
+    // Everything the engine writes reads back: a policy from its own JSON.
+    if let Ok(p) = &from_serde {
+        assert_eq!(RetryPolicy::from_json(&p.to_json()).as_ref(), Ok(p), "the policy does not read back");
+    }
     let texts: Vec<String> = docs.iter().map(|v| v.to_string()).collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     assert_eq!(

@@ -205,6 +205,10 @@ const OPS = {
     const layers = "json" in i ? i.json : i.layers;
     if (!Array.isArray(layers)) throw new Error("runner: policy input needs `layers` or `json`");
     const p = layers.length === 1 ? new api.RetryPolicy(layers[0]) : api.RetryPolicy.merge(layers);
+    // Everything the engine writes reads back: its text and its object.
+    for (const back of [new api.RetryPolicy(p.toString()), new api.RetryPolicy(p.toJSON())]) {
+      if (back.toString() !== p.toString()) throw new Error(`runner: the policy does not read back from its own JSON: ${back.toString().slice(0, 200)}`);
+    }
     return { policy: p.toJSON(), canonical_json: p.toString() };
   },
   delay(api, i) {

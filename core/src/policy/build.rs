@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use super::partial::read_layer;
 use super::{Defaults, Layer, PartialPolicy, RetryPolicy};
 use crate::duration;
-use crate::error::{Error, ErrorCode, Faults, quote};
+use crate::error::{Error, ErrorCode, Fault, Faults, quote};
 use crate::limits;
 use crate::value::{Map, Value};
 
@@ -162,7 +162,39 @@ impl RetryPolicy {
         Self::resolve(values, Faults::default())
     }
 
-    fn resolve(values: &[Value], mut faults: Faults) -> Result<Self, Error> {
+    fn resolve(values: &[Value], faults: Faults) -> Result<Self, Error> {
+        let policy = Self::resolve_layers(values, faults)?;
+        policy.check_canonical_size()?;
+        Ok(policy)
+    }
+
+    /// Everything the engine writes, it reads back: a policy whose
+    /// canonical JSON would be longer than a document may be is refused
+    /// here, not when its own text is read back (a layer at the 1 MiB value
+    /// budget is longer as text, with its quotes, commas and defaults).
+    fn check_canonical_size(&self) -> Result<(), Error> {
+        let max = limits::MAX_DOCUMENT_BYTES;
+        // A pattern's text is at most 6 bytes per byte (`\u001f`) plus its
+        // quotes and comma; every other field of a policy fits in 4 KiB. A
+        // preset's configuration is measured exactly, as presets are rare.
+        let bound = self
+            .non_retryable_errors
+            .iter()
+            .fold(4096_usize, |n, p| n.saturating_add(p.len().saturating_mul(6)).saturating_add(3));
+        if bound <= max && self.preset.is_none() {
+            return Ok(());
+        }
+        let len = self.to_json().len();
+        if len > max {
+            return Err(Error::from_fault(
+                ErrorCode::RetryPolicyInvalid,
+                Fault::at("", format!("expected a policy whose canonical JSON is at most {max} bytes, so that it reads back, found one of {len}")),
+            ));
+        }
+        Ok(())
+    }
+
+    fn resolve_layers(values: &[Value], mut faults: Faults) -> Result<Self, Error> {
         if let Some(p) = Self::resolve_preset(values, &mut faults) {
             return p;
         }
