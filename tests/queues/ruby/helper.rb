@@ -66,11 +66,14 @@ module SkTest
       wait_ready
     end
 
-    # Every process has sent its first heartbeat (it fetches from then on).
+    # Every process has sent its first heartbeat (it fetches from then on)
+    # and its scheduled poller has polled once (it polls every 0.25 to
+    # 0.75 s from then on: sidekiq_app.rb).
     def wait_ready
       SkTest.wait_for("#{@pids.size} Sidekiq processes") do
         alive = Sidekiq::ProcessSet.new.map { |p| p["pid"] }
-        @pids.all? { |pid| alive.include?(pid) }
+        polled = SkTest.redis.smembers("ojs-sk:#{@run}:polled").map(&:to_i)
+        @pids.all? { |pid| alive.include?(pid) && polled.include?(pid) }
       end
     end
 

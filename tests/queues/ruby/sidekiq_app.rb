@@ -19,6 +19,7 @@
 require "json"
 require "net/http"
 require "sidekiq"
+require "sidekiq/scheduled"
 require "ojs_retry/sidekiq"
 
 # Debian's redis 4.8 warns of its 5.0 API on every call Sidekiq 6.4.1 makes.
@@ -93,10 +94,26 @@ module OjsSk
   end
 end
 
+module OjsSk
+  # Sidekiq's scheduled poller's enqueuer (its `scheduled_enq` option),
+  # telling the tests when this process polled first: Sidekiq's poller waits
+  # up to 5 s (5 * rand) after the process starts before its first poll.
+  class RecordingEnq < Sidekiq::Scheduled::Enq
+    def enqueue_jobs(*)
+      unless @told
+        Sidekiq.redis { |c| c.sadd("ojs-sk:#{RUN}:polled", Process.pid.to_s) }
+        @told = true
+      end
+      super
+    end
+  end
+end
+
 Sidekiq.configure_server do |config|
   # The scheduled poller: every 0.25 to 0.75 s (Sidekiq draws ±50 % of the
-  # average), from the start (a set average skips its 10 s initial wait).
+  # average; a set average also skips its 10 s initial wait).
   config.options[:poll_interval_average] = 0.5
+  config.options[:scheduled_enq] = OjsSk::RecordingEnq
   config.death_handlers << lambda { |job, _ex|
     # retry_count is the attempt that failed last, minus 1 (absent: attempt 1).
     OjsSk.push(job["jid"], { kind: "terminal", attempt: (job["retry_count"] || 0) + 1 })
