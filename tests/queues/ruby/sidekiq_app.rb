@@ -175,6 +175,10 @@ class AlwaysFails
   end
 end
 
+class PresetDefault < AlwaysFails
+  include Sidekiq::Worker
+end
+
 class PresetRetry2 < AlwaysFails
   include Sidekiq::Worker
   sidekiq_options retry: 2
