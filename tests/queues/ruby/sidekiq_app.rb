@@ -161,6 +161,8 @@ class E2EWorker
     when "stolen" then raise OjsRetry::JobError.new("payment.card_stolen", code: "DEAD_LETTER")
     when "discard" then raise OjsRetry::JobError.new("payment.noop", code: "DISCARD")
     when "kill" then Process.kill("KILL", Process.pid)
+    when "long" then raise "<html>#{'x' * 70_000}"
+    when "binary" then raise (+"bad \xFF byte").force_encoding(Encoding::BINARY)
     when "ok-after" then raise "transient" if attempt < 2
     end
     OjsSk.push(jid, { kind: "succeeded", attempt: attempt, at_ms: OjsSk.now_ms })
