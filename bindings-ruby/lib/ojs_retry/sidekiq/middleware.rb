@@ -70,8 +70,9 @@ module OjsRetry
     class Failed
       def initialize(worker, job, queue, exc)
         @worker = worker
-        # The payload as stored (other middleware may hold the Hash given).
-        @msg = ::Sidekiq.load_json(::Sidekiq.dump_json(job))
+        # Only top-level keys are written: a shallow copy keeps the Hash
+        # other middleware may still hold as it was.
+        @msg = job.dup
         @queue = queue
         @exc = exc
       end
@@ -85,7 +86,7 @@ module OjsRetry
         now = Process.clock_gettime(Process::CLOCK_REALTIME, :millisecond)
         failure = Sidekiq.failure_of(@exc)
         out = transact(attempt, failure, now)
-        record(attempt, out, now)
+        record(attempt, failure, out, now)
         carry_out(out)
         notify(DecisionEvent.new(queue: @queue, job_id: @msg["jid"], attempt: attempt, failure: failure,
                                  decision: out.decision, at_ms: now, notes: out.notes, job: @msg), out)
@@ -104,9 +105,9 @@ module OjsRetry
 
       # The payload's fields Sidekiq's own retry writes (its Web UI shows
       # them), and the engine's state.
-      def record(attempt, out, now)
+      def record(attempt, failure, out, now)
         @msg["queue"] = @msg["retry_queue"] || @queue
-        @msg["error_message"] = Sidekiq.failure_of(@exc)[:message][0, 10_000].dup.force_encoding(Encoding::UTF_8).scrub
+        @msg["error_message"] = failure[:message][0, 10_000].dup.force_encoding(Encoding::UTF_8).scrub
         @msg["error_class"] = @exc.class.name
         @msg[attempt == 1 ? "failed_at" : "retried_at"] = now / 1000.0
         @msg["retry_count"] = attempt - 1
