@@ -52,12 +52,12 @@ module SkTest
   class Workers
     attr_reader :run, :pids, :queue
 
-    def initialize(mode:, count: 2, queue: nil, concurrency: 2)
+    def initialize(mode:, count: 2, queue: nil, concurrency: 2, defaults: nil)
       @run = SecureRandom.hex(6)
       @queue = queue || "ojs-sk-#{@run}"
       @pids = []
       env = { "REDIS_URL" => REDIS_URL, "OJS_SK_RUN" => @run, "OJS_SK_MODE" => mode,
-              "OJS_SK_SCENARIO" => SCENARIO }
+              "OJS_SK_SCENARIO" => SCENARIO, "OJS_SK_DEFAULTS" => defaults && JSON.generate(defaults) }
       count.times do |i|
         log = File.join(LOGS, "sidekiq-#{mode}-#{@run}-#{i}.log")
         @pids << Process.spawn(env, "sidekiq", "-r", File.join(HERE, "sidekiq_app.rb"), "-q", @queue,

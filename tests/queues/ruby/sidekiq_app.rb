@@ -121,7 +121,10 @@ Sidekiq.configure_server do |config|
 end
 
 if OjsSk::MODE == "engine"
-  OjsRetry::Sidekiq.install(listeners: [OjsSk::RAISING, OjsSk::DECIDED])
+  # OJS_SK_DEFAULTS: the workers' defaults (JSON), for the tests where the
+  # producer pushed under other ones.
+  defaults = ENV["OJS_SK_DEFAULTS"] && JSON.parse(ENV["OJS_SK_DEFAULTS"])
+  OjsRetry::Sidekiq.install(defaults: defaults, listeners: [OjsSk::RAISING, OjsSk::DECIDED])
 else
   Sidekiq::JobRetry.prepend(OjsSk::PinnedRand)
 end

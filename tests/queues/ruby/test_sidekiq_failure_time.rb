@@ -61,4 +61,19 @@ class TestSidekiqFailureTime < Minitest::Test
   ensure
     w&.stop
   end
+
+  # A job scheduled (`perform_in`) by a producer whose defaults accept its
+  # layer, due on workers whose defaults refuse it: Sidekiq's poller pushes
+  # it again (not checked again: it would be lost in the poller), it runs,
+  # and its failure is dead-lettered with the reason.
+  def test_a_scheduled_job_the_workers_refuse_runs_and_is_dead_lettered
+    w = SkTest::Workers.new(mode: "engine", count: 1, defaults: { max_interval: "PT3S" })
+    jid = Sidekiq::Client.push("class" => "E2EWorker", "args" => ["net"], "queue" => w.queue,
+                               "at" => Time.now.to_f + 0.5, "ojs_policy" => { "initial_interval" => "PT5S" })
+    d = SkTest.wait_for("the scheduled job's decision") { w.events(jid).find { |e| e["kind"] == "decision" } }
+    assert_equal [1, "dead_letter", "policy_invalid", ["policy_refused"]], d.values_at("attempt", "action", "reason", "notes")
+    assert_equal 1, w.starts(jid)
+  ensure
+    w&.stop
+  end
 end

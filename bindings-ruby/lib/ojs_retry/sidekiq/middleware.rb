@@ -48,12 +48,18 @@ module OjsRetry
 
     # Push-time validation (ClientMiddleware).
     module Push
+      # Marks a job whose policy was checked when it was first pushed.
+      CHECKED_KEY = "ojs_policy_checked"
+
       # Validates a job's policy layers, raising OjsRetry::PolicyError. A
-      # job re-pushed by Sidekiq from its retry set (it has a retry_count)
-      # was validated when it was first pushed, and whatever it carries is
-      # decided at failure time: refusing it here would lose it.
+      # job Sidekiq pushes again — from its retry set (it has a
+      # retry_count) or its schedule set (`perform_in`: the poller pushes
+      # it when due, marked checked) — was validated when it was first
+      # pushed, and what it carries is decided at failure time: refusing it
+      # in the poller (the server's defaults changed meanwhile) would lose
+      # it.
       def self.validate(worker_class, job)
-        return if job.key?("retry_count")
+        return if job.key?("retry_count") || job[CHECKED_KEY]
 
         job[POLICY_KEY] = Sidekiq.plain(job[POLICY_KEY]) if job[POLICY_KEY].is_a?(RetryPolicy)
         defaults, layer = Sidekiq.layers_of(worker_class, job)
@@ -62,6 +68,7 @@ module OjsRetry
         return if defaults.empty? && job[POLICY_KEY].nil?
 
         RetryPolicy.merge(*defaults, *[layer].compact)
+        job[CHECKED_KEY] = true if job.key?("at")
       end
     end
 
