@@ -52,8 +52,8 @@ module SkTest
   class Workers
     attr_reader :run, :pids, :queue
 
-    def initialize(mode:, count: 2, queue: nil, concurrency: 2, defaults: nil)
-      @run = SecureRandom.hex(6)
+    def initialize(mode:, count: 2, queue: nil, concurrency: 2, defaults: nil, run: nil)
+      @run = run || SecureRandom.hex(6)
       @queue = queue || "ojs-sk-#{@run}"
       @pids = []
       env = { "REDIS_URL" => REDIS_URL, "OJS_SK_RUN" => @run, "OJS_SK_MODE" => mode,

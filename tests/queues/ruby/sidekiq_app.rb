@@ -165,6 +165,10 @@ class E2EWorker
     when "discard" then raise OjsRetry::JobError.new("payment.noop", code: "DISCARD")
     when "kill" then Process.kill("KILL", Process.pid)
     when "long" then raise "<html>#{'x' * 70_000}"
+    when "sleep-once"
+      # The first run outlives its process's shutdown timeout.
+      sleep 120 if attempt == 1
+      raise Net::ReadTimeout, "after a shutdown"
     when "binary" then raise (+"bad \xFF byte").force_encoding(Encoding::BINARY)
     when "ok-after" then raise "transient" if attempt < 2
     end

@@ -107,6 +107,27 @@ class TestSidekiqE2E < Minitest::Test
     refute SkTest.redis.sismember("queues", queue)
   end
 
+  # A process stopped with TERM gives a running job its `-t` timeout (5 s
+  # here), then raises Sidekiq::Shutdown in it and pushes it back onto its
+  # queue: nothing is decided (the middleware lets Shutdown through), and
+  # the next run is the same attempt — Sidekiq's retry_count is unchanged.
+  def test_a_job_pushed_back_at_shutdown_runs_again_as_the_same_attempt
+    first = SkTest::Workers.new(mode: "engine", count: 1)
+    jid = first.push("E2EWorker", "sleep-once")
+    SkTest.wait_for("the first run") { first.starts(jid) == 1 }
+    first.stop
+    assert_empty decisions(first, jid)
+    second = SkTest::Workers.new(mode: "engine", count: 1, queue: first.queue, run: first.run)
+    d = SkTest.wait_for("the second run's decision") { decisions(second, jid).first }
+    assert_equal [1, "retry"], d.values_at("attempt", "action")
+    # Two runs before that decision (the retry it decided may have started since).
+    events = second.events(jid)
+    assert_equal 2, events.take_while { |e| e["kind"] != "decision" }.count { |e| e["kind"] == "start" }
+  ensure
+    first&.stop
+    second&.stop
+  end
+
   # Sidekiq's BasicFetch (open-source Sidekiq) takes a job off its queue
   # with BRPOP: when the process running it is killed (SIGKILL, the OOM
   # killer), the job is in no queue, no retry set and no dead set — lost,
