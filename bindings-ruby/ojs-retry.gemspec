@@ -21,7 +21,10 @@ Gem::Specification.new do |spec|
   # The extension is built against this Ruby's ABI (x86_64-linux, 3.1.x).
   spec.platform = Gem::Platform.local
   spec.required_ruby_version = "~> #{RUBY_VERSION[/\A\d+\.\d+/]}.0"
-  spec.files = %w[README.md lib/ojs_retry.rb lib/ojs_retry/version.rb lib/ojs_retry/ojs_retry.so]
+  # The Sidekiq integration needs Sidekiq at run time only when required
+  # (`require "ojs_retry/sidekiq"`): not a dependency of the gem.
+  spec.files = %w[README.md lib/ojs_retry.rb lib/ojs_retry/version.rb lib/ojs_retry/ojs_retry.so
+                  lib/ojs_retry/job_error.rb lib/ojs_retry/sidekiq.rb lib/ojs_retry/sidekiq/middleware.rb]
   spec.require_paths = ["lib"]
   spec.metadata["rubygems_mfa_required"] = "true"
 end

@@ -46,6 +46,23 @@ module OjsRetry
     end
   end
 
+  # What a queue does with a failed job: the result of
+  # OjsRetry.run_transaction (frozen).
+  #
+  # decision    - the Decision (retry after delay_ms, discard, dead_letter)
+  # state       - the job's new RetryState
+  # state_json  - that state as the §10 text the queue stores (it always
+  #               reads back with RetryState.from_json)
+  # policy      - the RetryPolicy that decided (the defaults' when the
+  #               job's layer was refused)
+  # notes       - what the engine changed or could not use:
+  #               [[kind, message], ...] (e.g. "message_truncated")
+  # dead_letter - for a dead letter, the record to write (JSON text)
+  Outcome = Struct.new(:decision, :state, :state_json, :policy, :notes, :dead_letter) do
+    # "retry", "discard" or "dead_letter".
+    def action = decision.action
+  end
+
   # A forked child must not repeat its parent's entropy draws (Resque forks
   # a child per job; Sidekiq Enterprise forks its workers). Process._fork
   # (Ruby >= 3.1) is the hook every fork goes through.

@@ -12,6 +12,7 @@ mod errors;
 mod policy;
 mod read;
 mod state;
+mod transaction;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -261,6 +262,10 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     m.define_module_function("format_timestamp", function!(format_timestamp, 1))?;
     m.define_module_function("jitter_sample", function!(jitter_sample, -1))?;
     m.define_module_function("_after_fork", function!(after_fork, 0))?;
+    m.define_module_function(
+        "run_transaction",
+        function!(transaction::run_transaction, -1),
+    )?;
     let codes: Vec<&str> = errors::ERROR_CODES.iter().map(|c| c.as_str()).collect();
     m.const_set("ERROR_CODES", frozen_strings(ruby, &codes))?;
     m.const_set(

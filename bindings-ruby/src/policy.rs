@@ -38,7 +38,7 @@ pub(crate) struct RetryPolicy {
 }
 
 impl RetryPolicy {
-    fn wrap(inner: ojs_retry::RetryPolicy) -> Self {
+    pub(crate) fn wrap(inner: ojs_retry::RetryPolicy) -> Self {
         Self {
             inner,
             json: OnceLock::new(),

@@ -46,7 +46,7 @@ pub(crate) struct RetryState {
 }
 
 impl RetryState {
-    fn wrap(inner: ojs_retry::RetryState) -> Self {
+    pub(crate) fn wrap(inner: ojs_retry::RetryState) -> Self {
         Self {
             inner: Mutex::new(inner),
         }

@@ -183,7 +183,27 @@ module OjsVectors
       out
     end
 
-    NAMES = %w[preset parse_duration format_duration parse_timestamp format_timestamp policy
+    # The failure transaction: what it writes, it reads back.
+    def transaction(i)
+      f = i["failure"]
+      limit = i.fetch("history_limit", 10)
+      out = O.run_transaction(
+        i["attempt"], key: i["key"], defaults: i["defaults"],
+        layer: i.fetch("layer_json", i["layer"]), state: i.fetch("state_json", i["state"]),
+        type: f["type"], code: f["code"], timed_out: f.fetch("timed_out", false),
+        message: f["message"], details: f["details"], now: i["now"],
+        history_limit: limit, queue: i.fetch("queue", ""), job: i["job"]
+      )
+      assert out.frozen?
+      assert_equal out.state_json, O::RetryState.from_json(out.state_json, history_limit: limit).to_json
+      assert_equal out.state_json, out.state.to_json
+      assert_equal out.decision.action, out.action
+      { "decision" => decision_hash(out.decision), "state" => JSON.parse(out.state_json),
+        "notes" => out.notes.map(&:first),
+        "dead_letter" => out.dead_letter && JSON.parse(out.dead_letter) }
+    end
+
+    NAMES = %w[transaction preset parse_duration format_duration parse_timestamp format_timestamp policy
                delay schedule decide matches jitter_sample state reservation].freeze
   end
 end

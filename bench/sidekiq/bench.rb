@@ -1,0 +1,85 @@
+# frozen_string_literal: true
+
+# Sidekiq's retry path on the engine against Sidekiq's native retry, same
+# Redis, same run. Information only: nothing asserts the figures.
+#
+#   ruby bench/sidekiq/bench.rb --redis URL [--jobs N] [--rounds R]
+#
+# Two Sidekiq processes (`-c 5`), one per mode, both running for the whole
+# run (bench/sidekiq/app.rb): natively Sidekiq's JobRetry, and on the engine
+# (OjsRetry::Sidekiq.install, the worker's `retry: 1` through the `sidekiq`
+# preset: the failure transaction, the §10 state written into the payload).
+# A round pushes N jobs that fail to one mode's queue (push_bulk) and times
+# until all N are scheduled in Sidekiq's retry set: the retry path as far as
+# Sidekiq's own code goes (the retry itself is Sidekiq's poller, the same in
+# both modes, and its delay is 15 s or more). Rounds alternate native /
+# engine; the figure is jobs per second, the median of the rounds, and the
+# ratio engine / native. Prints one JSON document.
+require "json"
+require "optparse"
+require "securerandom"
+require "sidekiq"
+require "sidekiq/api"
+
+opts = { jobs: 2000, rounds: 5 }
+OptionParser.new do |o|
+  o.on("--redis URL") { |v| opts[:redis] = v }
+  o.on("--jobs N", Integer) { |v| opts[:jobs] = v }
+  o.on("--rounds N", Integer) { |v| opts[:rounds] = v }
+  o.on("--logs DIR") { |v| opts[:logs] = v }
+end.parse!
+Redis.silence_deprecations = true
+Sidekiq.configure_client { |c| c.redis = { url: opts.fetch(:redis) } }
+REDIS = Redis.new(url: opts.fetch(:redis))
+APP = File.join(__dir__, "app.rb")
+def clock = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+
+def wait_for(what, limit_s = 300)
+  t = clock + limit_s
+  until yield
+    raise "timed out waiting for #{what}" if clock > t
+
+    sleep 0.005
+  end
+end
+
+REDIS.flushdb
+run = SecureRandom.hex(4)
+pids = %w[native engine].to_h do |mode|
+  log = File.join(opts[:logs] || Dir.tmpdir, "sidekiq-bench-#{mode}-#{run}.log")
+  pid = Process.spawn({ "REDIS_URL" => opts[:redis], "OJS_SK_MODE" => mode },
+                      "sidekiq", "-r", APP, "-q", "bench-#{mode}", "-c", "5", out: log, err: log, pgroup: true)
+  [mode, pid]
+end
+begin
+  wait_for("both Sidekiq processes") { Sidekiq::ProcessSet.new.size == 2 }
+  figures = { "native" => [], "engine" => [] }
+  retries = Sidekiq::RetrySet.new
+  (opts[:rounds] + 1).times do |round|
+    %w[native engine].each do |mode|
+      retries.clear
+      t0 = clock
+      Sidekiq::Client.push_bulk("class" => "BenchFails", "queue" => "bench-#{mode}", "retry" => 1,
+                                "args" => Array.new(opts[:jobs]) { |i| [i] })
+      wait_for("#{mode}: #{opts[:jobs]} jobs in the retry set") { retries.size >= opts[:jobs] }
+      # Round 0 warms both processes up and is not counted.
+      figures[mode] << opts[:jobs] / (clock - t0) if round.positive?
+    end
+  end
+  median = ->(xs) { xs.sort[xs.size / 2] }
+  engine = retries.first&.item&.key?("ojs_retry_state")
+  puts JSON.pretty_generate(
+    "suite" => "sidekiq", "sidekiq" => Sidekiq::VERSION, "jobs" => opts[:jobs], "rounds" => opts[:rounds],
+    "jobs_per_s" => figures.transform_values { |xs| xs.map { |x| x.round(1) } },
+    "median" => figures.transform_values { |xs| median.call(xs).round(1) },
+    "ratio" => (median.call(figures["engine"]) / median.call(figures["native"])).round(3),
+    "last_round_engine_wrote_state" => engine
+  )
+ensure
+  pids.each_value do |pid|
+    Process.kill("TERM", pid)
+  rescue Errno::ESRCH
+    nil
+  end
+  pids.each_value { |pid| Process.wait(pid) }
+end

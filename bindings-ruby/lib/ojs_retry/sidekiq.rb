@@ -1,0 +1,182 @@
+# frozen_string_literal: true
+
+# Sidekiq on the engine: every failed job is decided by the engine's failure
+# transaction (OjsRetry.run_transaction) and carried out with Sidekiq's own
+# mechanisms — its retry set, its dead set, its death handlers.
+#
+#   require "ojs_retry/sidekiq"
+#   OjsRetry::Sidekiq.install
+#
+# installs a client middleware (a job's policy is validated when it is
+# pushed, before anything reaches Redis) and a server middleware (a failure
+# is decided by the engine instead of Sidekiq's JobRetry). Nothing else
+# changes until a policy is given: a worker without `ojs_policy` keeps its
+# own `sidekiq_options retry: N` / `retry: false` / `dead: false`, read
+# through the engine's `sidekiq` preset. See docs/integrations.md
+# ("Sidekiq") for the whole behaviour and why a server middleware.
+require "json"
+require "sidekiq"
+require "sidekiq/api"
+require "sidekiq/job_retry"
+require "sidekiq/exception_handler"
+require "ojs_retry"
+require "ojs_retry/job_error"
+require "ojs_retry/sidekiq/middleware"
+
+module OjsRetry
+  # The Sidekiq integration (see lib/ojs_retry/sidekiq.rb).
+  module Sidekiq
+    # Where a job carries its policy layer: `sidekiq_options ojs_policy:`
+    # and `Worker.set(ojs_policy: ...)` both write it there.
+    POLICY_KEY = "ojs_policy"
+    # Where a job carries its §10 retry state (JSON text) between attempts.
+    STATE_KEY = "ojs_retry_state"
+    # Where a dead job carries the engine's dead-letter record (in the
+    # dead set).
+    DEAD_LETTER_KEY = "ojs_dead_letter"
+    # Error history entries kept per job (spec §10.1: at least 10).
+    HISTORY_LIMIT = 10
+    # The jitter of Sidekiq 6.2.2 to 7.x, `rand(10) * (count + 1)`: the
+    # `sidekiq` preset's version "7" (Debian's Sidekiq is 6.4.1).
+    PRESET_VERSION = "7"
+
+    # One decision carried out, for listeners (logs, metrics): the queue,
+    # the jid, the attempt (1-based), the failure (the keywords given to the
+    # engine), the Decision, the failure's time (epoch ms), the engine's
+    # notes ([[kind, message], ...]) and the job's payload as stored.
+    DecisionEvent = Struct.new(:queue, :job_id, :attempt, :failure, :decision, :at_ms, :notes, :job,
+                               keyword_init: true)
+
+    # What `install` was given: the defaults (an Array of policy layers),
+    # the listeners, and the exception classes that are timeouts.
+    Config = Struct.new(:defaults, :listeners, :timeout_types, keyword_init: true)
+
+    extend ::Sidekiq::ExceptionHandler
+
+    class << self
+      # The configuration `install` set (before it: none, no listeners).
+      def config
+        @config ||= Config.new(defaults: [], listeners: [], timeout_types: []).freeze
+      end
+
+      # Installs the middlewares (the one line of adoption).
+      #
+      # defaults      - the policy layer(s) under every job's (a Hash, JSON
+      #                 text, a RetryPolicy, or an Array of them); with none,
+      #                 a worker without `ojs_policy` keeps its Sidekiq
+      #                 retry options (the `sidekiq` preset)
+      # listeners     - callables given a DecisionEvent after the decision
+      #                 was carried out; one that raises is reported to
+      #                 Sidekiq's error handlers, never changing the outcome
+      # timeout_types - exception classes that mean the job's own time limit
+      #                 expired (spec §9.2: retried unless exhausted);
+      #                 Sidekiq has no time limit of its own
+      #
+      # Raises OjsRetry::PolicyError for defaults that are not a policy.
+      def install(defaults: nil, listeners: [], timeout_types: [])
+        layers = (defaults.is_a?(Array) ? defaults : [defaults].compact).map { |l| plain(l) }
+        RetryPolicy.merge(*layers)
+        @config = Config.new(defaults: layers.freeze, listeners: listeners.dup.freeze,
+                             timeout_types: timeout_types.dup.freeze).freeze
+        ::Sidekiq.configure_client { |c| c.client_middleware { |ch| add(ch, ClientMiddleware) } }
+        ::Sidekiq.configure_server do |c|
+          c.client_middleware { |ch| add(ch, ClientMiddleware) }
+          # Added last: the innermost, so it sees the job's own exception.
+          c.server_middleware { |ch| add(ch, ServerMiddleware) }
+        end
+        @config
+      end
+
+      # The error type of an exception class: its name with its module path
+      # (`Net::ReadTimeout`); an anonymous class is named by its nearest
+      # named ancestor.
+      def error_type_of(klass)
+        klass.ancestors.each do |a|
+          name = a.is_a?(Class) ? a.name : nil
+          return name if name && !name.empty?
+        end
+        "unknown"
+      end
+
+      # The engine's failure keywords for an exception: an OjsRetry::JobError
+      # gives its type, code and details; any other its class (see
+      # error_type_of) and message.
+      def failure_of(exc)
+        timed_out = config.timeout_types.any? { |t| exc.is_a?(t) }
+        message = message_of(exc)
+        return { type: exc.type, code: exc.code, timed_out: timed_out, message: message, details: exc.details } \
+          if exc.is_a?(JobError)
+
+        { type: error_type_of(exc.class), timed_out: timed_out, message: message.empty? ? exc.class.to_s : message }
+      end
+
+      # [defaults, layer] for the engine: the install defaults and the
+      # worker's `sidekiq_options ojs_policy` under the layer the job
+      # carries (when it differs from the worker's: `Worker.set`). With none
+      # of them, the job's own Sidekiq options through the `sidekiq` preset.
+      def layers_of(worker_class, job)
+        worker = worker_layer(worker_class)
+        carried = job[POLICY_KEY]
+        carried = nil if !carried.nil? && !worker.nil? && same?(carried, worker)
+        defaults = config.defaults + [worker].compact
+        return [[], adoption_layer(job)] if defaults.empty? && carried.nil?
+
+        [defaults, carried]
+      end
+
+      # Whether a failure of this job is left to Sidekiq's own JobRetry: no
+      # policy anywhere and a `sidekiq_retry_in` block on the worker.
+      def native?(worker, job)
+        config.defaults.empty? && job[POLICY_KEY].nil? && worker_layer(worker.class).nil? &&
+          worker.respond_to?(:sidekiq_retry_in_block) && !worker.sidekiq_retry_in_block.nil?
+      end
+
+      # The `sidekiq` preset of a job's own retry options, as Sidekiq reads
+      # them (JobRetry#retry_attempts_from: an Integer is the retry count,
+      # any other true value the global max_retries).
+      def adoption_layer(job)
+        r = job["retry"]
+        r = true unless r == false || r.is_a?(Integer)
+        { "preset" => { "system" => "sidekiq", "version" => PRESET_VERSION, "retry" => r,
+                        "max_retries" => ::Sidekiq.options.fetch(:max_retries, ::Sidekiq::JobRetry::DEFAULT_MAX_RETRY_ATTEMPTS),
+                        "dead" => job["dead"] != false } }
+      end
+
+      # A layer as plain JSON data (a RetryPolicy as its canonical document).
+      def plain(layer)
+        layer.is_a?(RetryPolicy) ? JSON.parse(layer.to_json) : layer
+      end
+
+      private
+
+      def add(chain, klass)
+        chain.add(klass) unless chain.exists?(klass)
+      end
+
+      def message_of(exc)
+        exc.message.to_s
+      rescue StandardError
+        +"!!! ERROR MESSAGE THREW AN ERROR !!!"
+      end
+
+      def worker_layer(worker_class)
+        klass = worker_class.is_a?(String) ? Object.const_get(worker_class) : worker_class
+        return nil unless klass.respond_to?(:get_sidekiq_options)
+
+        klass.get_sidekiq_options[POLICY_KEY]
+      rescue NameError
+        nil
+      end
+
+      # Whether two layers are the same document (a worker's options hold
+      # Symbol keys; the payload, JSON's String keys; either may be text).
+      def same?(a, b) = document(a) == document(b)
+
+      def document(layer)
+        layer.is_a?(String) ? JSON.parse(layer) : JSON.parse(JSON.generate(plain(layer)))
+      rescue JSON::ParserError, JSON::GeneratorError
+        layer
+      end
+    end
+  end
+end

@@ -1,0 +1,158 @@
+# frozen_string_literal: true
+
+module OjsRetry
+  module Sidekiq
+    # The client middleware: a job's policy (the worker's `sidekiq_options
+    # ojs_policy` and the job's own, over the install defaults) is validated
+    # when the job is pushed; OjsRetry::PolicyError is raised from
+    # `perform_async` before anything reaches Redis. A RetryPolicy given as
+    # `ojs_policy` is carried as its document.
+    class ClientMiddleware
+      def call(worker_class, job, _queue, _redis_pool)
+        Sidekiq::Push.validate(worker_class, job)
+        yield
+      end
+    end
+
+    # The server middleware: a job that raises is decided by the engine
+    # (Sidekiq::Failed) and `Sidekiq::JobRetry::Skip` is raised in its
+    # place, as Sidekiq's own JobRetry does once it has handled a failure:
+    # Sidekiq then counts the job as failed, logs it, hands the original
+    # exception (the Skip's cause) to its error handlers and acknowledges
+    # the job, but schedules nothing itself.
+    class ServerMiddleware
+      def call(worker, job, queue)
+        yield
+      rescue ::Sidekiq::Shutdown, ::Sidekiq::JobRetry::Handled
+        raise
+      rescue Exception => e # rubocop:disable Lint/RescueException -- as Sidekiq's JobRetry: every failure is decided
+        # A job interrupted by shutdown is pushed back by Sidekiq, undecided;
+        # a worker with its own sidekiq_retry_in block (code the engine
+        # cannot read) and no policy is left to Sidekiq's JobRetry.
+        raise if caused_by_shutdown?(e) || Sidekiq.native?(worker, job)
+
+        Failed.new(worker, job, queue, e).run
+        raise ::Sidekiq::JobRetry::Skip
+      end
+
+      private
+
+      def caused_by_shutdown?(exc, seen = [])
+        cause = exc.cause
+        return false if cause.nil? || seen.include?(cause.object_id)
+
+        seen << exc.object_id
+        cause.instance_of?(::Sidekiq::Shutdown) || caused_by_shutdown?(cause, seen)
+      end
+    end
+
+    # Push-time validation (ClientMiddleware).
+    module Push
+      # Marks a job whose policy was checked when it was first pushed.
+      CHECKED_KEY = "ojs_policy_checked"
+
+      # Validates a job's policy layers, raising OjsRetry::PolicyError. A
+      # job Sidekiq pushes again — from its retry set (it has a
+      # retry_count) or its schedule set (`perform_in`: the poller pushes
+      # it when due, marked checked) — was validated when it was first
+      # pushed, and what it carries is decided at failure time: refusing it
+      # in the poller (the server's defaults changed meanwhile) would lose
+      # it.
+      def self.validate(worker_class, job)
+        return if job.key?("retry_count") || job[CHECKED_KEY]
+
+        job[POLICY_KEY] = Sidekiq.plain(job[POLICY_KEY]) if job[POLICY_KEY].is_a?(RetryPolicy)
+        defaults, layer = Sidekiq.layers_of(worker_class, job)
+        # No policy given anywhere: Sidekiq's own options, taken as Sidekiq
+        # takes them.
+        return if defaults.empty? && job[POLICY_KEY].nil?
+
+        RetryPolicy.merge(*defaults, *[layer].compact)
+        job[CHECKED_KEY] = true if job.key?("at")
+      end
+    end
+
+    # One failed job: the engine's transaction, then the outcome carried
+    # out with Sidekiq's mechanisms, then the listeners.
+    class Failed
+      def initialize(worker, job, queue, exc)
+        @worker = worker
+        # Only top-level keys are written: a shallow copy keeps the Hash
+        # other middleware may still hold as it was.
+        @msg = job.dup
+        @queue = queue
+        @exc = exc
+      end
+
+      # Decides, carries out, then tells the listeners.
+      def run
+        count = @msg["retry_count"]
+        # Sidekiq's retry_count is the retries so far (absent before the
+        # first failure): the attempt that failed is retry_count + 2.
+        attempt = count.is_a?(Integer) ? count + 2 : 1
+        now = Process.clock_gettime(Process::CLOCK_REALTIME, :millisecond)
+        failure = Sidekiq.failure_of(@exc)
+        out = transact(attempt, failure, now)
+        record(attempt, failure, out, now)
+        carry_out(out)
+        notify(DecisionEvent.new(queue: @queue, job_id: @msg["jid"], attempt: attempt, failure: failure,
+                                 decision: out.decision, at_ms: now, notes: out.notes, job: @msg), out)
+      end
+
+      private
+
+      def transact(attempt, failure, now)
+        defaults, layer = Sidekiq.layers_of(@worker.class, @msg)
+        OjsRetry.run_transaction(
+          attempt, key: @msg["jid"].to_s, defaults: defaults, layer: layer, state: @msg[STATE_KEY],
+                   history_limit: HISTORY_LIMIT, queue: @queue.to_s, now: now,
+                   job: { "class" => @msg["class"], "args" => @msg["args"] }, **failure
+        )
+      end
+
+      # The payload's fields Sidekiq's own retry writes (its Web UI shows
+      # them), and the engine's state.
+      def record(attempt, failure, out, now)
+        @msg["queue"] = @msg["retry_queue"] || @queue
+        @msg["error_message"] = failure[:message][0, 10_000].dup.force_encoding(Encoding::UTF_8).scrub
+        @msg["error_class"] = @exc.class.name
+        @msg[attempt == 1 ? "failed_at" : "retried_at"] = now / 1000.0
+        @msg["retry_count"] = attempt - 1
+        @msg[STATE_KEY] = out.state_json
+      end
+
+      def carry_out(out)
+        case out.action
+        when "retry"
+          at = out.decision.next_retry_at / 1000.0
+          payload = ::Sidekiq.dump_json(@msg)
+          ::Sidekiq.redis { |conn| conn.zadd("retry", at.to_s, payload) }
+        when "dead_letter"
+          @msg[DEAD_LETTER_KEY] = JSON.parse(out.dead_letter)
+          ::Sidekiq::DeadSet.new.kill(::Sidekiq.dump_json(@msg), notify_failure: false)
+        end
+        # "discard": acknowledged and kept nowhere, as Sidekiq's `retry:
+        # false` and `dead: false` jobs.
+      end
+
+      # Sidekiq's own listeners for a job that will not run again (the
+      # worker's sidekiq_retries_exhausted block, the death handlers), then
+      # the install listeners; each one that raises is reported to
+      # Sidekiq's error handlers and the next one still runs.
+      def notify(event, out)
+        if out.action != "retry"
+          block = @worker.respond_to?(:sidekiq_retries_exhausted_block) && @worker.sidekiq_retries_exhausted_block
+          guarded("sidekiq_retries_exhausted") { block.call(@msg, @exc) } if block
+          ::Sidekiq.death_handlers.each { |h| guarded("death handler") { h.call(@msg, @exc) } }
+        end
+        Sidekiq.config.listeners.each { |l| guarded("OjsRetry listener") { l.call(event) } }
+      end
+
+      def guarded(what)
+        yield
+      rescue StandardError => e
+        Sidekiq.handle_exception(e, { context: "Error calling #{what}", job: @msg })
+      end
+    end
+  end
+end
