@@ -232,7 +232,7 @@ class Processor:
         )
 
     def _notify(self, job: Any, attempt: int, failure: Failure, out: Outcome, now: int) -> None:
-        event = DecisionEvent(job.queue.name, str(job.id), attempt, failure, out.decision, now, notes=out.notes)
+        event = DecisionEvent(job.queue.name, str(job.id), attempt, failure, out.decision, now, notes=tuple(out.notes))
         notify(self.listeners, event)
 
     async def _carry_out(self, job: Any, attempt: int, failure: Failure, exc: BaseException) -> NoReturn:
