@@ -10,7 +10,6 @@ completes after every case).
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -21,25 +20,12 @@ from ojs_retry.integrations import JobError
 from ojs_retry.integrations import bullmq as ojs_bullmq
 
 import bullmq
+from failure_time import CASES, expand, well_formed
 from test_bullmq import Run
 
-CASES = json.loads((Path(__file__).resolve().parent.parent / "bullmq-failure-time.json").read_text("utf-8"))["cases"]
 #: The overall deadline of one job (BullMQ for Python's idle worker blocks in
 #: whole seconds: eleven retries take about eleven).
 DEADLINE_S = 60
-
-
-def expand(v: Any) -> Any:
-    """The hostile-input encodings of tests/vectors/README.md this file uses."""
-    if v is None or isinstance(v, str):
-        return v
-    if "$repeat" in v:
-        return v["$repeat"] * v["times"]
-    if "$lone_surrogate" in v:
-        return chr(int(v["$lone_surrogate"], 16))
-    if "$concat" in v:
-        return "".join(expand(p) for p in v["$concat"])
-    raise ValueError(f"unknown encoding {v!r}")
 
 
 def player(case: dict[str, Any]) -> Any:
@@ -90,7 +76,7 @@ def test_failure_time(case: dict[str, Any]) -> None:
             assert state.to_json() == text
             assert (state.attempt, len(state.errors)) == (want["state"]["attempt"], want["state"]["errors"])
             if "last_message" in want:
-                assert state.errors[-1]["message"] == expand(want["last_message"]).encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+                assert state.errors[-1]["message"] == well_formed(expand(want["last_message"]))
             dead = [r["reason"] for r in await run.dead()]
             assert dead == ([] if want["dead_letter"] is None else [want["dead_letter"]])
             # The worker still runs and decides: a good job completes.
