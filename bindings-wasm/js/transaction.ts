@@ -10,7 +10,7 @@ import type { Decision, Note, Outcome, RetryPolicy, RetryState } from './surface
 import type { Raw } from './raw.js'
 
 const parse = JSON.parse
-const { getPrototypeOf, keys: objectKeys, hasOwn, freeze, defineProperty } = Object
+const { getPrototypeOf, keys: objectKeys, hasOwn, freeze } = Object
 const isArray = Array.isArray
 const ObjectPrototype = Object.prototype
 
@@ -122,26 +122,42 @@ export function transactor(d: TransactionDeps) {
     } catch (e) {
       throw d.thrownBy(e)
     }
-    const decision = d.decision(pattern)
     const limit = o['historyLimit']
-    let state: RetryState | undefined
-    let policy: RetryPolicy | undefined
-    const out = {
-      action: decision.action,
-      decision,
-      stateJson: r.state_json,
-      notes: r.notes,
-      deadLetter: r.dead_letter,
-    } as unknown as Outcome
-    // Made on first use: the engine's texts always read back.
-    defineProperty(out, 'state', {
-      enumerable: true,
-      get: () => (state ??= d.stateFromJSON(r.state_json, typeof limit === 'number' && limit > 10 ? limit : 10)),
-    })
-    defineProperty(out, 'policy', {
-      enumerable: true,
-      get: () => (policy ??= d.policyFromJSON(r.policy_json)),
-    })
-    return freeze(out)
+    return new TransactionOutcome(d, d.decision(pattern), r, typeof limit === 'number' && limit > 10 ? limit : 10)
   }
 }
+
+/** An outcome: plain fields, and the state and policy made on first use (the engine's texts always read back). */
+class TransactionOutcome {
+  readonly action: Outcome['action']
+  readonly decision: Decision
+  readonly stateJson: string
+  readonly notes: Note[]
+  readonly deadLetter: string | null
+  #d: TransactionDeps
+  #policyJson: string
+  #limit: number
+  #state: RetryState | undefined
+  #policy: RetryPolicy | undefined
+
+  constructor(d: TransactionDeps, decision: Decision, r: Raw0, limit: number) {
+    this.action = decision.action
+    this.decision = decision
+    this.stateJson = r.state_json
+    this.notes = r.notes
+    this.deadLetter = r.dead_letter
+    this.#d = d
+    this.#policyJson = r.policy_json
+    this.#limit = limit
+    freeze(this)
+  }
+
+  get state(): RetryState {
+    return (this.#state ??= this.#d.stateFromJSON(this.stateJson, this.#limit))
+  }
+
+  get policy(): RetryPolicy {
+    return (this.#policy ??= this.#d.policyFromJSON(this.#policyJson))
+  }
+}
+

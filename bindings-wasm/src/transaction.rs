@@ -38,7 +38,11 @@ fn carried<H: Host>(h: &H, v: H::V) -> Option<Layer<'static>> {
 
 /// The queue's defaults: one layer, or an array of them (holes skipped).
 fn defaults<H: Host>(h: &H, v: H::V) -> Core<Vec<Layer<'static>>> {
-    if let (Ok(Prim::Object), Ok(Shape::Array(len))) = (h.prim(&v), h.shape(&v)) {
+    let array = match h.prim(&v) {
+        Ok(Prim::Object) => h.shape(&v).ok(),
+        _ => None,
+    };
+    if let Some(Shape::Array(len)) = array {
         ojs_retry::limits::check_argument_len("defaults", len)?;
         let mut out = Vec::with_capacity(len);
         for i in 0..len {
@@ -140,7 +144,6 @@ pub fn transaction_run(
         t.state = carried(&h, state);
         t.history_limit = limit;
         t.queue = &queue;
-        t.job = value(&h, job);
         t.failure = FailureReport {
             error_type,
             code,
@@ -148,7 +151,20 @@ pub fn transaction_run(
             message,
             details: value(&h, details),
         };
-        let o = t.run();
+        // The job payload goes only into a dead letter's record, and reading
+        // a live value costs calls into JS: it is read for a dead letter
+        // only. The transaction is pure (the same inputs, `now` and key give
+        // the same outcome), so running it again with the payload gives the
+        // same outcome with the payload in its record.
+        let again = match h.prim(&job) {
+            Ok(Prim::Undefined | Prim::Null) => None,
+            _ => Some(t.clone()),
+        };
+        let mut o = t.run();
+        if let (ojs_retry::Action::DeadLetter, Some(mut t)) = (o.decision.action, again) {
+            t.job = value(&h, job);
+            o = t.run();
+        }
         let pattern = crate::out::decision(&o.decision, out)?;
         Ok(serde_json::json!({
             "pattern": pattern,
