@@ -135,14 +135,27 @@ function argumentError(field, message) {
 function layerText(layer, defaults = null) {
   if (typeof layer === 'string') return layer
   if (layer instanceof RetryPolicy) return layer.toString()
-  RetryPolicy.merge(defaults === null ? [layer] : [defaults, layer])
+  let text
   try {
-    // A BigInt the engine read as an integer is written as that number.
-    return JSON.stringify(layer, (_, v) => (typeof v === 'bigint' ? Number(v) : v))
-  } catch (err) {
-    throw argumentError('policy', `the layer cannot be written as JSON: ${err && err.message}`)
+    text = JSON.stringify(layer)
+  } catch {
+    try {
+      // A BigInt the engine read as an integer is written as that number.
+      text = JSON.stringify(layer, (_, v) => (typeof v === 'bigint' ? Number(v) : v))
+    } catch {
+      text = undefined
+    }
   }
+  // The same object with the same text over the same defaults was read
+  // already (jobs of one kind pass one layer object).
+  const seen = text === undefined || layer === null || typeof layer !== 'object' ? undefined : layersSeen.get(layer)
+  if (seen !== undefined && seen[0] === defaults && seen[1] === text) return text
+  RetryPolicy.merge(defaults === null ? [layer] : [defaults, layer])
+  if (text === undefined) throw argumentError('policy', 'the layer cannot be written as JSON')
+  if (layer !== null && typeof layer === 'object') layersSeen.set(layer, [defaults, text])
+  return text
 }
+const layersSeen = new WeakMap()
 
 // The workers' defaults as canonical text, per object given (a worker's
 // defaults are one object, passed to every enqueue).
@@ -164,7 +177,8 @@ function defaultsText(defaults) {
 // kind carry one layer, so each pair is merged once; bounded.
 const accepted = new Map()
 function validate(defaults, text) {
-  const key = JSON.stringify([defaults, text])
+  // Unambiguous: the defaults' length before them (none: 'n').
+  const key = defaults === null ? `n\u0000${text}` : `${defaults.length}:${defaults}\u0000${text}`
   if (accepted.has(key)) return
   RetryPolicy.merge(defaults === null ? [text] : [defaults, text])
   if (accepted.size >= POLICY_CACHE_SIZE) accepted.delete(accepted.keys().next().value)
