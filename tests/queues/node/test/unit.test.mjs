@@ -108,6 +108,11 @@ describe('job options', () => {
     }
     // A BigInt the engine reads as an integer is carried as that number.
     assert.equal(jobOptions({}, { policy: { max_attempts: 2n }, defaults: null })[POLICY_KEY], '{"max_attempts":2}')
+    // An object read once is read again when it changed.
+    const reused = { max_attempts: 2 }
+    jobOptions({}, { policy: reused, defaults: null })
+    reused.non_retryable_errors = new Map()
+    assert.throws(() => jobOptions({}, { policy: reused, defaults: null }), (e) => e instanceof OjsRetryError && e.field === 'non_retryable_errors')
     // A job without a layer, then an empty text: still validated (no shared cache key).
     jobOptions({}, { defaults: null })
     assert.throws(() => jobOptions({}, { policy: '', defaults: null }), OjsRetryError)
