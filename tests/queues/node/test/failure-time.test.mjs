@@ -77,7 +77,14 @@ async function enqueue(c, queue) {
     return addJob(queue, 'job', data, { jobId: 'j' }, { policy: c.layer, defaults: c.producer_defaults })
   }
   // A producer on the queue's plain API: whatever it put in the options.
-  return queue.add('job', data, c.layer === undefined ? { jobId: 'j' } : { jobId: 'j', [POLICY_KEY]: c.layer })
+  const opts = c.layer === undefined ? { jobId: 'j' } : { jobId: 'j', [POLICY_KEY]: c.layer }
+  if (c.stalled === undefined) return queue.add('job', data, opts)
+  // Stalls BullMQ counted before any worker took the job: set while paused.
+  await queue.pause()
+  const job = await queue.add('job', data, opts)
+  await (await redisClient(queue)).hset(queue.toKey('j'), 'stc', String(c.stalled))
+  await queue.resume()
+  return job
 }
 
 describe('failure time (tests/queues/bullmq-failure-time.json)', () => {
