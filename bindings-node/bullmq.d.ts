@@ -157,8 +157,6 @@ export declare class Processor<D = any, R = any, N extends string = string> {
   readonly process: (job: Job<D, R, N>, token?: string, signal?: AbortSignal) => Promise<R>
   /** `settings.backoffStrategy` for the backoff type `"ojs-retry"`. */
   readonly backoffStrategy: (attemptsMade: number, type?: string, err?: Error, job?: MinimalJob) => number
-  /** The job's effective policy: the defaults ← its own layer. */
-  policyFor(job: Job<D, R, N>): RetryPolicy
 }
 
 /** A processor for `handler`. */
