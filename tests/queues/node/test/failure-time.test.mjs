@@ -10,7 +10,8 @@ import { RetryState } from 'ojs-retry'
 import { addJob, createWorker, deadLetters, JobError, POLICY_KEY, STATE_KEY } from 'ojs-retry/bullmq'
 import { connectionOf, queueName, redisClient, redisUrl } from '../lib/redis.mjs'
 
-const CASES = JSON.parse(readFileSync(new URL('../../bullmq-failure-time.json', import.meta.url), 'utf8')).cases
+// From the repository root (run.sh runs a copy of this folder at the same depth).
+const CASES = JSON.parse(readFileSync(new URL('../../../../tests/queues/bullmq-failure-time.json', import.meta.url), 'utf8')).cases
 const DEADLINE_MS = 60_000
 
 /** The hostile-input encodings of tests/vectors/README.md this file uses. */
