@@ -1,6 +1,9 @@
 // ojs-retry/bullmq, the queue-independent half: the error class and the
-// failure it gives, the job's policy layer (validated at enqueue), the
-// dead-letter record. bullmq.js (the worker side) re-exports the public names.
+// failure it gives, the job's policy layer (read by the engine's JS reader
+// and validated against the workers' defaults at enqueue), the dead-letter
+// list. bullmq.js (the worker side) re-exports the public names. The keys,
+// fields and script both BullMQ integrations (Node, Python) use are written
+// down once in docs/bullmq-protocol.md.
 //
 // ojs-retry/bullmq: BullMQ (Node) workers whose retries an OJS policy decides.
 //
@@ -30,7 +33,7 @@
 // needs one of its classes; requiring `ojs-retry` never loads it.
 'use strict'
 
-const { RetryPolicy, RetryState } = require('./index.js')
+const { RetryPolicy, OjsRetryError } = require('./index.js')
 
 /** The backoff type whose delays the engine decides. */
 const BACKOFF_TYPE = 'ojs-retry'
@@ -46,13 +49,6 @@ const POLICY_KEY = 'ojs_retry_policy'
 const STATE_KEY = 'ojs_retry_state'
 /** The job-hash field counting the stalls already counted as attempts. */
 const STALLS_KEY = 'ojs_retry_stalls'
-/**
- * Error history entries kept per job: the engine's default (spec §10.1: at
- * least the newest 10). States are made without options, which the engine
- * reads faster.
- */
-const HISTORY_LIMIT = new RetryState().historyLimit
-
 const HANDLER_CODES = ['RETRY', 'DISCARD', 'DEAD_LETTER', 'FAIL']
 // BullMQ's control-flow errors: a handler moved its own job; not a failure.
 const CONTROL_ERRORS = new Set(['DelayedError', 'WaitingError', 'WaitingChildrenError'])
@@ -122,61 +118,101 @@ function failureFromError(err) {
   return failure
 }
 
-function layerOf(layer) {
-  if (layer instanceof RetryPolicy) return layer.toString()
-  return layer
+/** The package's typed error for an argument of the enqueue helpers. */
+function argumentError(field, message) {
+  const fault = { field, path: field, message }
+  return new OjsRetryError({ code: 'validation.invalid_argument', field, path: field, faults: [fault], message: `validation.invalid_argument: ${field}: ${message}` })
 }
 
 /**
- * The effective policy: the queue's `defaults` ← the job's layer (either may
- * be absent; the spec's defaults fill in). Throws the engine's typed error for
- * a bad layer, or a preset mixed with another layer.
+ * The job's policy layer as the JSON text it carries, checked against the
+ * workers' defaults (`defaults`: their canonical text, or null). An object
+ * is read by the engine's JS reader first, over the defaults (own plain
+ * data: a Map, a function, a BigInt, a cycle or a throwing getter is its
+ * typed error naming the field), then written as JSON; the text carried is
+ * what validate() checks.
  */
-function resolvePolicy(defaults, job) {
-  if ((job === undefined || job === null) && defaults instanceof RetryPolicy) return defaults
-  const layers = [defaults, job].filter((l) => l !== undefined && l !== null).map(layerOf)
-  return layers.length ? RetryPolicy.merge(layers) : new RetryPolicy()
+function layerText(layer, defaults = null) {
+  if (typeof layer === 'string') return layer
+  if (layer instanceof RetryPolicy) return layer.toString()
+  let text
+  try {
+    text = JSON.stringify(layer)
+  } catch {
+    try {
+      // A BigInt the engine read as an integer is written as that number.
+      text = JSON.stringify(layer, (_, v) => (typeof v === 'bigint' ? Number(v) : v))
+    } catch {
+      text = undefined
+    }
+  }
+  // The same object with the same text over the same defaults was read
+  // already (jobs of one kind pass one layer object).
+  const seen = text === undefined || layer === null || typeof layer !== 'object' ? undefined : layersSeen.get(layer)
+  if (seen !== undefined && seen[0] === defaults && seen[1] === text) return text
+  RetryPolicy.merge(defaults === null ? [layer] : [defaults, layer])
+  if (text === undefined) throw argumentError('policy', 'the layer cannot be written as JSON')
+  if (layer !== null && typeof layer === 'object') layersSeen.set(layer, [defaults, text])
+  return text
+}
+const layersSeen = new WeakMap()
+
+// The workers' defaults as canonical text, per object given (a worker's
+// defaults are one object, passed to every enqueue).
+const defaultsSeen = new WeakMap()
+/** The workers' defaults as the effective policy's canonical text (none: the spec's defaults). */
+function defaultsText(defaults) {
+  if (defaults === undefined || defaults === null) return null
+  if (defaults instanceof RetryPolicy) return defaults.toString()
+  if (typeof defaults === 'string') return RetryPolicy.merge([defaults]).toString()
+  let text = defaultsSeen.get(defaults)
+  if (text === undefined) {
+    text = RetryPolicy.merge([defaults]).toString()
+    if (typeof defaults === 'object') defaultsSeen.set(defaults, text)
+  }
+  return text
 }
 
-/** A policy layer as the JSON text a job carries. */
-function layerText(layer) {
-  if (layer instanceof RetryPolicy) return layer.toString()
-  if (typeof layer === 'string') return layer
-  return JSON.stringify(layer)
+// Pairs (workers' defaults, job layer) the engine accepted: jobs of one
+// kind carry one layer, so each pair is merged once; bounded.
+const accepted = new Map()
+function validate(defaults, text) {
+  // Unambiguous: the defaults' length before them (none: 'n').
+  const key = defaults === null ? `n\u0000${text}` : `${defaults.length}:${defaults}\u0000${text}`
+  if (accepted.has(key)) return
+  RetryPolicy.merge(defaults === null ? [text] : [defaults, text])
+  if (accepted.size >= POLICY_CACHE_SIZE) accepted.delete(accepted.keys().next().value)
+  accepted.set(key, true)
 }
 
 /**
  * Job options for `Queue#add` carrying the job's policy layer, validated now
- * (RET-16): the engine's typed error, before anything reaches Redis, for a bad
- * layer or one the queue's `defaults` refuse. `attempts` and `backoff` are the
- * integration's: the engine decides both. Also fit for `defaultJobOptions`.
+ * (RET-16) against the workers' `defaults` — the engine's typed error, before
+ * anything reaches Redis. A job with a layer must say which defaults the
+ * workers run (`defaults: null` when they have none): the helper refuses to
+ * guess. `attempts` and `backoff` are the integration's: the engine decides
+ * both. Also fit for `defaultJobOptions`.
  */
-function jobOptions(opts, { policy, defaults } = {}) {
-  const text = policy === undefined || policy === null ? undefined : layerText(policy)
-  validate(defaults === undefined || defaults === null ? undefined : layerText(defaults), text)
+function jobOptions(opts, options) {
+  const { policy, defaults } = options === undefined || options === null ? {} : options
   const out = { ...(opts || {}) }
-  if (text !== undefined) out[POLICY_KEY] = text
+  if (policy !== undefined && policy !== null) {
+    if (defaults === undefined) {
+      throw argumentError('defaults', "a job's policy layer is validated against the workers' defaults: pass them (null when the workers have none)")
+    }
+    const workers = defaultsText(defaults)
+    const text = layerText(policy, workers)
+    validate(workers, text)
+    out[POLICY_KEY] = text
+  }
   out.attempts = ATTEMPTS
   out.backoff = { type: BACKOFF_TYPE }
   return out
 }
 
-// Layer texts the engine accepted (defaults and job layer together): jobs of
-// one kind carry one layer, so each pair is merged once, not once per job.
-// The engine reads JSON text faster than an object, and the job carries the
-// text anyway.
-const accepted = new Set()
-function validate(defaultsText, text) {
-  const key = `${defaultsText === undefined ? '' : defaultsText}\u0000${text === undefined ? '' : text}`
-  if (accepted.has(key)) return
-  resolvePolicy(defaultsText, text)
-  if (accepted.size >= POLICY_CACHE_SIZE) accepted.delete(accepted.values().next().value)
-  accepted.add(key)
-}
-
 /** `queue.add(name, data, jobOptions(opts, { policy, defaults }))`. */
-function addJob(queue, name, data, opts, { policy, defaults } = {}) {
-  return queue.add(name, data, jobOptions(opts, { policy, defaults }))
+function addJob(queue, name, data, opts, options) {
+  return queue.add(name, data, jobOptions(opts, options))
 }
 
 /** The Redis list holding the queue's dead-lettered jobs (oldest first). */
@@ -204,65 +240,16 @@ function prefixOf(queue) {
   return (queue.opts && queue.opts.prefix) || 'bull'
 }
 
-/** A decision as the engine's snake_case document (as Python's `to_dict`). */
-function decisionDoc(d) {
-  return {
-    action: d.action,
-    reason: d.reason,
-    handler_code: d.handlerCode,
-    matched_pattern: d.matchedPattern,
-    attempt: d.attempt,
-    timed_out: d.timedOut,
-    retry_number: d.retryNumber,
-    delay_ms: d.delayMs,
-    next_retry_at: d.nextRetryAt,
-  }
-}
-
-/**
- * What a dead-lettered job carries: its §10 state (attempt, the newest
- * errors, at least 10), the decision (why) and the policy, plus the job's
- * name, data and options to re-enqueue it by hand.
- */
-function deadLetterRecord({ queue, jobId, state, decision, policy, job, now }) {
-  return {
-    queue,
-    job_id: jobId,
-    dead_lettered_at: now === undefined ? Date.now() : now,
-    retry_state: state.toJSON(),
-    decision: decisionDoc(decision),
-    policy: policy.toJSON(),
-    job: job === undefined ? null : job,
-  }
-}
-
-/**
- * The job's §10 state for `attempt`: the queue's counter is the truth, so a
- * state that lags or leads it (a stall never recorded, a job retried by hand)
- * is rebased onto it, keeping its history.
- */
-function stateFor(text, attempt) {
-  const current = text ? RetryState.fromJSON(text) : new RetryState()
-  if (current.nextAttempt === attempt || attempt < 1) return current
-  const doc = current.toJSON()
-  doc.attempt = attempt - 1
-  doc.next_retry_at = null
-  doc.terminal = null
-  return RetryState.fromJSON(doc)
-}
-
 module.exports = {
   CONTROL_ERRORS,
   clientOf,
   POLICY_CACHE_SIZE,
   RATE_LIMIT_MESSAGE,
   bullmq,
-  decisionDoc,
+  defaultsText,
   prefixOf,
-  stateFor,
   ATTEMPTS,
   BACKOFF_TYPE,
-  HISTORY_LIMIT,
   POLICY_KEY,
   STALLED_TYPE,
   STALLS_KEY,
@@ -271,11 +258,9 @@ module.exports = {
   JobError,
   addJob,
   deadLetterKey,
-  deadLetterRecord,
   deadLetters,
   errorTypeOf,
   failureFromError,
   jobOptions,
   layerText,
-  resolvePolicy,
 }

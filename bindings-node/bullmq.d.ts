@@ -6,10 +6,10 @@ import type {
   EffectivePolicy,
   Failure,
   HandlerCode,
+  Note,
   PolicyDocument,
   PresetDocument,
   RetryPolicy,
-  RetryState,
   RetryStateDocument,
 } from "./index"
 
@@ -30,8 +30,6 @@ export declare const POLICY_KEY: "ojs_retry_policy"
 export declare const STATE_KEY: "ojs_retry_state"
 /** The job-hash field counting the stalls already counted as attempts. */
 export declare const STALLS_KEY: "ojs_retry_stalls"
-/** Error history entries kept per job (at least the newest 10). */
-export declare const HISTORY_LIMIT: number
 
 /** A handler failure with an OJS error type and an optional handler code. */
 export declare class JobError extends Error {
@@ -47,18 +45,25 @@ export declare function errorTypeOf(err: unknown): string
 /** Any thrown value as the engine's failure (without its attempt). */
 export declare function failureFromError(err: unknown): Failure & { type: string; message: string }
 
-/** The effective policy: the queue's defaults ← the job's layer. */
-export declare function resolvePolicy(defaults?: PolicyLayer | null, job?: PolicyLayer | null): RetryPolicy
-/** A policy layer as the JSON text a job carries. */
-export declare function layerText(layer: PolicyLayer): string
+/**
+ * A policy layer as the JSON text a job carries; an object is read by the
+ * engine first, over `defaults` (the workers' canonical policy text).
+ */
+export declare function layerText(layer: PolicyLayer, defaults?: string | null): string
 
-/** What `policy` / `defaults` mean at enqueue time. */
-export interface EnqueuePolicy {
-  /** The job's own layer, carried in its options. */
-  policy?: PolicyLayer | null
-  /** The queue's defaults the workers merge it over (validated together). */
-  defaults?: PolicyLayer | null
-}
+/**
+ * What `policy` / `defaults` mean at enqueue time: a job's own layer is
+ * validated against the workers' defaults, so it needs them (`null` when the
+ * workers have none) — the helper refuses to guess.
+ */
+export type EnqueuePolicy =
+  | { policy?: null; defaults?: PolicyLayer | null }
+  | {
+      /** The job's own layer, carried in its options. */
+      policy: PolicyLayer
+      /** The workers' defaults the layer is merged over (validated together). */
+      defaults: PolicyLayer | null
+    }
 
 /** Job options as `jobOptions` returns them. */
 export type OjsJobsOptions = JobsOptions & {
@@ -90,6 +95,8 @@ export interface DeadLetterRecord {
   job_id: string
   /** Epoch ms. */
   dead_lettered_at: number
+  /** Why: the decision's reason. */
+  reason: Decision["reason"]
   retry_state: RetryStateDocument
   decision: {
     action: Decision["action"]
@@ -103,21 +110,13 @@ export interface DeadLetterRecord {
     next_retry_at: number | null
   }
   policy: EffectivePolicy | PresetDocument
+  /** What the engine changed or could not use (a truncated message, a refused layer, ...). */
+  notes: Note[]
   job: { name: string; data: unknown; opts: JobsOptions } | null
 }
 
 /** The dead-letter records of a queue (a Queue or a Worker), oldest first. */
 export declare function deadLetters(queue: Queue | Worker): Promise<DeadLetterRecord[]>
-/** Builds a dead-letter record (what the worker pushes). */
-export declare function deadLetterRecord(args: {
-  queue: string
-  jobId: string
-  state: RetryState
-  decision: Decision
-  policy: RetryPolicy
-  job?: { name: string; data: unknown; opts: JobsOptions } | null
-  now?: number
-}): DeadLetterRecord
 
 /** One decision a processor carried out. */
 export interface DecisionEvent {
@@ -126,7 +125,9 @@ export interface DecisionEvent {
   attempt: number
   failure: Failure & { attempt: number }
   decision: Decision
-  /** Epoch ms. */
+  /** What the engine changed or could not use for this failure. */
+  notes: Note[]
+  /** The instant the engine decided at, epoch ms. */
   atMs: number
 }
 export type Listener = (event: DecisionEvent) => void
@@ -156,8 +157,6 @@ export declare class Processor<D = any, R = any, N extends string = string> {
   readonly process: (job: Job<D, R, N>, token?: string, signal?: AbortSignal) => Promise<R>
   /** `settings.backoffStrategy` for the backoff type `"ojs-retry"`. */
   readonly backoffStrategy: (attemptsMade: number, type?: string, err?: Error, job?: MinimalJob) => number
-  /** The job's effective policy: the defaults ← its own layer. */
-  policyFor(job: Job<D, R, N>): RetryPolicy
 }
 
 /** A processor for `handler`. */

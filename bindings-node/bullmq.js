@@ -25,23 +25,40 @@
 // classes; requiring `ojs-retry` never loads it.
 'use strict'
 
+const { runTransaction } = require('./index.js')
 const core = require('./bullmq-core.js')
 
 const { BACKOFF_TYPE, ATTEMPTS, STALLED_TYPE, TIMEOUT_TYPE, POLICY_KEY, STATE_KEY, STALLS_KEY } = core
 
-// One round trip, atomic: the job's state (and stalls counted), plus the
-// dead-letter record when there is one. A job removed meanwhile stays removed.
+// The protocol's one write (docs/bullmq-protocol.md): atomic, in one round
+// trip — the job's state and the stalls counted, and the dead-letter record
+// when there is one. A job removed meanwhile stays removed (0); a writer
+// whose stall count is behind the stored one (a worker that lost its lock
+// while another counted the stall) writes nothing (-1).
 const WRITE_COMMAND = 'ojsRetryWrite'
 const WRITE_LUA = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local seen = tonumber(redis.call('HGET', KEYS[1], ARGV[3]) or '0') or 0
+if seen > tonumber(ARGV[4]) then return -1 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 if ARGV[5] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[5]) end
 return 1
 `
 const defined = new WeakSet()
+const clients = new WeakMap()
 
-async function writeState(worker, jobId, stateText, stalls, record) {
-  const client = await core.clientOf(worker)
+/** The worker's Redis client (BullMQ's main connection, not the blocking one), once resolved. */
+async function clientFor(worker) {
+  let client = clients.get(worker)
+  if (client === undefined) {
+    client = await core.clientOf(worker)
+    clients.set(worker, client)
+  }
+  return client
+}
+
+/** Sends the write on `client` now (ioredis queues commands in call order); resolves with its answer. */
+function sendWrite(client, worker, jobId, out, stalls) {
   if (!defined.has(client)) {
     client.defineCommand(WRITE_COMMAND, { numberOfKeys: 2, lua: WRITE_LUA })
     defined.add(client)
@@ -50,13 +67,17 @@ async function writeState(worker, jobId, stateText, stalls, record) {
     worker.toKey(String(jobId)),
     core.deadLetterKey(worker.name, core.prefixOf(worker)),
     STATE_KEY,
-    stateText,
+    out.stateJson,
     STALLS_KEY,
     String(stalls),
-    record === null ? '' : JSON.stringify(record),
+    out.deadLetter === null ? '' : out.deadLetter,
   ]
   // BullMQ ≥ 5.7x wraps its client (`runCommand`); older ones hand out ioredis.
   return typeof client.runCommand === 'function' ? client.runCommand(WRITE_COMMAND, args) : client[WRITE_COMMAND](...args)
+}
+
+async function writeState(worker, jobId, out, stalls) {
+  return sendWrite(await clientFor(worker), worker, jobId, out, stalls)
 }
 
 async function readState(worker, jobId) {
@@ -101,22 +122,23 @@ async function runWithTimeout(handler, job, token, signal, ms) {
 
 /**
  * The worker's processor: runs `handler(job, token, signal)` and decides its
- * failures. `policy` is the queue's default layer (a job's own layer goes
- * over it); `listeners` see every decision carried out; `timeoutMs` bounds
- * each run (an overrun is a timed-out failure); `jitterKey(job)` is the job's
- * id unless given.
+ * failures, each through the engine's one failure transaction
+ * (`runTransaction`). `policy` is the workers' default layer (a job's own
+ * layer goes over it); `listeners` are told of every decision once it was
+ * carried out; `timeoutMs` bounds each run (an overrun is a timed-out
+ * failure); `jitterKey(job)` is the job's id unless given.
  */
 class Processor {
   constructor(handler, { policy, listeners = [], timeoutMs, jitterKey } = {}) {
     if (typeof handler !== 'function') throw new TypeError('ojs-retry/bullmq: the handler must be a function')
     this.handler = handler
-    this.defaults = policy
+    // Bad defaults fail here, not at the first failure; the engine reads
+    // their canonical text at every failure.
+    this.defaults = core.defaultsText(policy) ?? undefined
     this.listeners = [...listeners]
     this.timeoutMs = timeoutMs
     this.jitterKey = jitterKey || ((job) => String(job.id))
-    this.policies = new Map()
     this.pending = new WeakMap()
-    core.resolvePolicy(policy) // a bad default fails here, not at the first failure
     // Bound, so both can be handed to BullMQ as they are. BullMQ tracks a
     // cancellation signal for a processor of three parameters only: ask for
     // one when the handler takes it or a timeout is set.
@@ -127,19 +149,6 @@ class Processor {
     this.backoffStrategy = (attemptsMade, type, err, job) => this.delayFor(type, job)
   }
 
-  /** The job's effective policy: the defaults ← its own layer. */
-  policyFor(job) {
-    const layer = job.opts ? job.opts[POLICY_KEY] : undefined
-    const id = typeof layer === 'string' ? layer : JSON.stringify(layer === undefined ? null : layer)
-    let found = this.policies.get(id)
-    if (found === undefined) {
-      found = core.resolvePolicy(this.defaults, layer)
-      if (this.policies.size >= core.POLICY_CACHE_SIZE) this.policies.delete(this.policies.keys().next().value)
-      this.policies.set(id, found)
-    }
-    return found
-  }
-
   async run(job, token, signal) {
     const stalls = job.stalledCounter || 0
     if (stalls > 0) await this.countStalls(job, token, stalls)
@@ -147,9 +156,7 @@ class Processor {
       return await runWithTimeout(this.handler, job, token, signal, this.timeoutMs)
     } catch (err) {
       if (isControlError(err)) throw err
-      const attempt = job.attemptsMade + 1 + stalls
-      const failure = { attempt, ...core.failureFromError(err) }
-      return this.carryOut(job, failure, stalls, err)
+      return this.carryOut(job, job.attemptsMade + 1 + stalls, core.failureFromError(err), stalls, err)
     }
   }
 
@@ -166,90 +173,114 @@ class Processor {
     return delay
   }
 
-  /** Each stall not yet counted is a failed attempt, timed out (RET-12). */
+  /** The engine's failure transaction for `attempt` of `job`, over the stored state text. */
+  transact(job, attempt, failure, state, now) {
+    return runTransaction(attempt, {
+      key: this.jitterKey(job),
+      now,
+      defaults: this.defaults,
+      layer: job.opts ? job.opts[POLICY_KEY] : undefined,
+      state,
+      type: failure.type,
+      code: failure.code,
+      timedOut: failure.timedOut,
+      message: failure.message,
+      details: failure.details,
+      queue: job.queue.name,
+      job: { name: job.name, data: job.data, opts: job.opts },
+    })
+  }
+
+  /**
+   * Each stall not yet counted is a failed attempt, timed out (RET-12): one
+   * transaction per stall, in order, up to the first terminal outcome; one
+   * atomic write of the last state and the stalls counted.
+   */
   async countStalls(job, token, stalls) {
     const stored = await readState(job.queue, job.id)
     if (stalls <= stored.stalls) return
-    let text = stored.state
-    let decision
-    let state
-    let failure
+    let state = stored.state
+    let out
+    let attempt
+    const failure = { type: STALLED_TYPE, timedOut: true, message: 'the job stalled (its worker stopped renewing the lock)' }
+    const now = Date.now()
     for (let lost = stored.stalls + 1; lost <= stalls; lost++) {
-      failure = {
-        attempt: job.attemptsMade + lost,
-        type: STALLED_TYPE,
-        timedOut: true,
-        message: 'the job stalled (its worker stopped renewing the lock)',
-      }
-      ;({ decision, state } = this.record(job, failure, text))
-      text = state.toString()
-      if (decision.action !== 'retry') return this.terminal(job, failure, decision, state, stalls)
+      attempt = job.attemptsMade + lost
+      out = this.transact(job, attempt, failure, state, now)
+      state = out.stateJson
+      if (out.action !== 'retry') break
     }
-    await writeState(job.queue, job.id, text, stalls, null)
-    this.notify(job, failure, decision, state)
+    await writeState(job.queue, job.id, out, stalls)
+    if (out.action !== 'retry') return this.finish(job, attempt, failure, out, now)
     // The stalled checker made it available at once: hold it for the delay.
-    await job.moveToDelayed(Date.now() + (decision.delayMs || 0), token)
+    await job.moveToDelayed(out.decision.nextRetryAt, token)
+    this.notify(job, attempt, failure, out, now)
     throw new (core.bullmq().DelayedError)()
   }
 
-  record(job, failure, stateText) {
-    const policy = this.policyFor(job)
-    const state = core.stateFor(stateText, failure.attempt)
-    const decision = state.recordFailure(policy, failure, { key: this.jitterKey(job), now: Date.now() })
-    return { decision, state }
-  }
-
-  async carryOut(job, failure, stalls, err) {
-    const fresh = job.attemptsMade + stalls === 0
-    const stored = fresh ? { state: null } : await readState(job.queue, job.id)
-    const { decision, state } = this.record(job, failure, stored.state)
-    if (decision.action !== 'retry') return this.terminal(job, failure, decision, state, stalls)
-    await writeState(job.queue, job.id, state.toString(), stalls, null)
-    this.notify(job, failure, decision, state)
+  async carryOut(job, attempt, failure, stalls, err) {
+    // The first attempt has no state to read (one round trip fewer).
+    const stored = attempt === 1 ? null : (await readState(job.queue, job.id)).state
+    const now = Date.now()
+    const out = this.transact(job, attempt, failure, stored, now)
+    if (out.action !== 'retry') {
+      await writeState(job.queue, job.id, out, stalls)
+      return this.finish(job, attempt, failure, out, now)
+    }
+    // Sent, not awaited: the throw below makes BullMQ send its moveToFailed
+    // on the same connection, after this write, so Redis stores the state
+    // before the job can be retried — one round trip fewer per retry.
+    const client = await clientFor(job.queue)
+    sendWrite(client, job.queue, job.id, out, stalls).catch((e) => this.report(job, e))
     // moveToFailed reads these from this very object: a job added without
     // jobOptions (a plain queue.add) is retried as the engine decided too.
     job.opts.attempts = ATTEMPTS
     job.opts.backoff = { type: BACKOFF_TYPE }
-    this.pending.set(job, decision.delayMs || 0)
+    this.pending.set(job, out.decision.delayMs || 0)
+    this.notify(job, attempt, failure, out, now)
     throw retryable(err)
   }
 
-  async terminal(job, failure, decision, state, stalls) {
-    const record =
-      decision.action === 'dead_letter'
-        ? core.deadLetterRecord({
-            queue: job.queue.name,
-            jobId: String(job.id),
-            state,
-            decision,
-            policy: this.policyFor(job),
-            job: { name: job.name, data: job.data, opts: job.opts },
-          })
-        : null
-    await writeState(job.queue, job.id, state.toString(), stalls, record)
-    this.notify(job, failure, decision, state)
-    throw new (core.bullmq().UnrecoverableError)(`ojs-retry: ${decision.action} (${decision.reason})`)
+  /** A discard or a dead letter (its record already written): BullMQ's failed set. */
+  finish(job, attempt, failure, out, now) {
+    this.notify(job, attempt, failure, out, now)
+    throw new (core.bullmq().UnrecoverableError)(`ojs-retry: ${out.action} (${out.decision.reason})`)
   }
 
   /**
-   * Tells the listeners; `atMs` is the instant the engine decided at. A
-   * listener that throws never stops the decision being carried out: its
-   * error is the worker's 'error' event (a process warning when nobody
-   * listens), never hidden.
+   * Tells the listeners, after the decision was carried out. A listener
+   * that throws changes nothing: its error is the worker's 'error' event (a
+   * process warning when nobody listens), never hidden. `atMs` is the
+   * instant the engine decided at.
    */
-  notify(job, failure, decision, state) {
+  notify(job, attempt, failure, out, atMs) {
     if (this.listeners.length === 0) return
-    const errors = state.errors
-    const atMs = errors.length ? errors[errors.length - 1].timestampMs : Date.now()
-    const event = { queue: job.queue.name, jobId: String(job.id), attempt: failure.attempt, failure, decision, atMs }
+    const event = {
+      queue: job.queue.name,
+      jobId: String(job.id),
+      attempt,
+      failure: { attempt, ...failure },
+      decision: out.decision,
+      notes: out.notes,
+      atMs,
+    }
     for (const listener of this.listeners) {
       try {
         listener(event)
       } catch (err) {
-        const worker = job.queue
-        if (typeof worker.listenerCount === 'function' && worker.listenerCount('error') > 0) worker.emit('error', err)
-        else process.emitWarning(err instanceof Error ? err : new Error(String(err)), 'OjsRetryListenerError')
+        this.report(job, err)
       }
+    }
+  }
+
+  /** An error off the job's path: the worker's 'error' event, else a process warning. */
+  report(job, err) {
+    const worker = job.queue
+    try {
+      if (typeof worker.listenerCount === 'function' && worker.listenerCount('error') > 0) worker.emit('error', err)
+      else process.emitWarning(err instanceof Error ? err : new Error(String(err)), 'OjsRetryListenerError')
+    } catch {
+      // An 'error' listener that throws in turn changes nothing either.
     }
   }
 }
@@ -295,7 +326,6 @@ function createWorker(name, handler, opts, options) {
 module.exports = {
   ATTEMPTS,
   BACKOFF_TYPE,
-  HISTORY_LIMIT: core.HISTORY_LIMIT,
   POLICY_KEY,
   STALLED_TYPE,
   STALLS_KEY,
@@ -307,12 +337,10 @@ module.exports = {
   createProcessor,
   createWorker,
   deadLetterKey: core.deadLetterKey,
-  deadLetterRecord: core.deadLetterRecord,
   deadLetters: core.deadLetters,
   errorTypeOf: core.errorTypeOf,
   failureFromError: core.failureFromError,
   jobOptions: core.jobOptions,
   layerText: core.layerText,
-  resolvePolicy: core.resolvePolicy,
   workerOptions,
 }

@@ -10,7 +10,6 @@ const integration = require('./bullmq.js')
 export const {
   ATTEMPTS,
   BACKOFF_TYPE,
-  HISTORY_LIMIT,
   POLICY_KEY,
   STALLED_TYPE,
   STALLS_KEY,
@@ -22,13 +21,11 @@ export const {
   createProcessor,
   createWorker,
   deadLetterKey,
-  deadLetterRecord,
   deadLetters,
   errorTypeOf,
   failureFromError,
   jobOptions,
   layerText,
-  resolvePolicy,
   workerOptions,
 } = integration
 export default integration

@@ -14,6 +14,7 @@ export {
   formatTimestamp,
   jitterSample,
   presetSystems,
+  runTransaction,
 } from "ojs-retry-wasm/api";
 export type {
   PresetSystem,
@@ -28,6 +29,9 @@ export type {
   Reason,
   Failure,
   Decision,
+  TransactionOptions,
+  Note,
+  Outcome,
   ScheduleRow,
   ErrorRecord,
   RetryStateDocument,

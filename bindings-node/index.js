@@ -105,4 +105,5 @@ module.exports = {
   formatTimestamp: api.formatTimestamp,
   jitterSample: api.jitterSample,
   presetSystems: api.presetSystems,
+  runTransaction: api.runTransaction,
 }

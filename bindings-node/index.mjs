@@ -19,5 +19,6 @@ export const {
   formatTimestamp,
   jitterSample,
   presetSystems,
+  runTransaction,
 } = ojs
 export default ojs

@@ -222,6 +222,16 @@ export declare function stateTerminal(state: StateRef): string | null
 export declare function stateText(state: StateRef): string
 
 /**
+ * The failure transaction: what a queue knows when a job fails (see the
+ * JS layer's `runTransaction`), to the outcome as JSON text —
+ * `{"pattern", "state_json", "policy_json", "notes": [{"kind",
+ * "message"}], "dead_letter"}` — with the decision written into `out` as
+ * `policyDecide` writes it. `clock` is the JS layer's clock, for a `now`
+ * left `undefined`.
+ */
+export declare function transactionRun(attempt: Val, defaults: Val, layer: Val, state: Val, details: Val, job: Val, now: Val, historyLimit: Val, key: string, queue: string | undefined | null, errorType: string | undefined | null, code: string | undefined | null, timedOut: boolean | undefined | null, message: string | undefined | null, clock: number, ctx: Val, out: Slots): string
+
+/**
  * The error of a document whose reading threw, as JSON text, with the
  * document's `code`.
  */

@@ -67,13 +67,13 @@ async function enqueueCost(connection, calls, rounds) {
   const name = `bench-bmq-${randomUUID().slice(0, 8)}`
   const queue = new Queue(name, { connection })
   await queue.waitUntilReady()
-  const ojsOpts = jobOptions({ attempts: 5 }, { policy: LAYER })
+  const ojsOpts = jobOptions({ attempts: 5 }, { policy: LAYER, defaults: POLICY })
   const subjects = {
     // queue.add with BullMQ options of the same size as the ones addJob sends
     add: () => queue.add('j', null, { attempts: 5 }),
     add_same_opts: () => queue.add('j', null, ojsOpts),
-    validate: () => jobOptions({ attempts: 5 }, { policy: LAYER }),
-    add_job: () => addJob(queue, 'j', null, { attempts: 5 }, { policy: LAYER }),
+    validate: () => jobOptions({ attempts: 5 }, { policy: LAYER, defaults: POLICY }),
+    add_job: () => addJob(queue, 'j', null, { attempts: 5 }, { policy: LAYER, defaults: POLICY }),
   }
   const us = Object.fromEntries(Object.keys(subjects).map((k) => [k, []]))
   for (let r = 0; r < rounds; r++) {

@@ -46,6 +46,8 @@ import {
   DECIDE,
   JITTER,
   asItIs,
+  fieldsOf,
+  optionsOf,
   readFailure,
   readOptions,
   type AsItIs,
@@ -54,6 +56,7 @@ import {
 } from './records.js'
 
 import type { Handle, Raw } from './raw.js'
+import { transactor } from './transaction.js'
 
 export type { Handle, Raw } from './raw.js'
 export * from './surface.js'
@@ -82,7 +85,6 @@ const BufferFrom: ((a: ArrayBuffer, offset?: number, length?: number) => unknown
       )
     : undefined
 const SymbolDispose: symbol | undefined = (Symbol as { dispose?: symbol }).dispose
-
 
 function describe(e: unknown): string {
   try {
@@ -224,7 +226,6 @@ export function bind(raw: Raw): Api {
         throw thrownBy(e)
       }
     }
-
 
     get presetSystem() {
       return propOf(this, 'presetSystem')
@@ -372,25 +373,6 @@ export function bind(raw: Raw): Api {
       this.#h = null
       release(h)
     }
-  }
-
-  /** A failure read field by field, as an object for the engine's reader. */
-  function fieldsOf(f: FailureFields): Record<string, unknown> {
-    const o: Record<string, unknown> = { __proto__: null } as unknown as Record<string, unknown>
-    if (f.attempt !== undefined) o['attempt'] = f.attempt
-    if (f.type !== undefined) o['type'] = f.type
-    if (f.code !== undefined) o['code'] = f.code
-    if (f.timedOut !== undefined) o['timedOut'] = f.timedOut
-    if (f.message !== undefined) o['message'] = f.message
-    return o
-  }
-  function optionsOf(f: OptionFields): Record<string, unknown> {
-    const o: Record<string, unknown> = { __proto__: null } as unknown as Record<string, unknown>
-    if (f.u !== undefined) o['u'] = f.u
-    if (f.seed !== undefined) o['seed'] = f.seed
-    if (f.key !== undefined) o['key'] = f.key
-    if (f.now !== undefined) o['now'] = f.now
-    return o
   }
 
   let stateOf: (s: unknown, field: string) => Handle
@@ -590,6 +572,27 @@ export function bind(raw: Raw): Api {
     }
   }
 
+  const runTransaction = transactor({
+    raw, readers: READERS, out: OUT_ARG, clock: dateNow, decision, thrownBy, argumentError, unreadable,
+    // A live RetryPolicy or RetryState as its text; anything else (a freed
+    // or forged one too) goes to the engine's reader, which notes it.
+    engineText: (v) => {
+      if (v === null || typeof v !== 'object') return undefined
+      try {
+        return raw.policyText(policyOf(v, 'layer'))
+      } catch {
+        // not a live policy
+      }
+      try {
+        return raw.stateText(stateOf(v, 'state'))
+      } catch {
+        return undefined
+      }
+    },
+    policyFromJSON: (text) => Policy.fromJSON(text),
+    stateFromJSON: (text, historyLimit) => State.fromJSON(text, { historyLimit }),
+  })
+
   const fn = <A extends unknown[], R>(f: (...args: A) => R) =>
     (...args: A): R => {
       try {
@@ -613,5 +616,6 @@ export function bind(raw: Raw): Api {
     formatTimestamp: fn((ms: number) => raw.formatTimestamp(ms, READERS)),
     jitterSample: fn((retryNumber: number, options?: Jitter) => raw.jitterSample(retryNumber, options, READERS)),
     presetSystems: () => names.presetSystems.slice(),
+    runTransaction,
   })
 }

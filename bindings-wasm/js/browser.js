@@ -21,5 +21,6 @@ export const {
   formatTimestamp,
   jitterSample,
   presetSystems,
+  runTransaction,
 } = bind(raw);
 export { OjsRetryError };

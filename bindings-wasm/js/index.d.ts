@@ -13,6 +13,7 @@ export {
   formatTimestamp,
   jitterSample,
   presetSystems,
+  runTransaction,
 } from "./api.js";
 export type {
   PresetSystem,
@@ -27,6 +28,9 @@ export type {
   Reason,
   Failure,
   Decision,
+  TransactionOptions,
+  Note,
+  Outcome,
   ScheduleRow,
   ErrorRecord,
   RetryStateDocument,

@@ -62,5 +62,11 @@ export interface Raw {
   reservationProps(reservation: Handle, out: unknown): void
   reservationHeartbeat(reservation: Handle, now: unknown, ctx: unknown): number
   reservationIsExpired(reservation: Handle, now: unknown, ctx: unknown): boolean
+  transactionRun(
+    attempt: unknown, defaults: unknown, layer: unknown, state: unknown, details: unknown, job: unknown,
+    now: unknown, historyLimit: unknown, key: string, queue: string | undefined, type: string | undefined,
+    code: string | undefined, timedOut: boolean | undefined, message: string | undefined,
+    clock: number, ctx: unknown, out: unknown,
+  ): string
   reservationExpiry(reservation: Handle, now: unknown, ctx: unknown): string | null | undefined
 }

@@ -151,3 +151,23 @@ export function readOptions(v: unknown, call: number): OptionFields | AsItIs {
 
 export const asItIs = (r: object): r is AsItIs => 'value' in r
 
+/** A failure read field by field, as an object for the engine's reader. */
+export function fieldsOf(f: FailureFields): Record<string, unknown> {
+  const o: Record<string, unknown> = { __proto__: null } as unknown as Record<string, unknown>
+  if (f.attempt !== undefined) o['attempt'] = f.attempt
+  if (f.type !== undefined) o['type'] = f.type
+  if (f.code !== undefined) o['code'] = f.code
+  if (f.timedOut !== undefined) o['timedOut'] = f.timedOut
+  if (f.message !== undefined) o['message'] = f.message
+  return o
+}
+
+/** Options read field by field, as an object for the engine's reader. */
+export function optionsOf(f: OptionFields): Record<string, unknown> {
+  const o: Record<string, unknown> = { __proto__: null } as unknown as Record<string, unknown>
+  if (f.u !== undefined) o['u'] = f.u
+  if (f.seed !== undefined) o['seed'] = f.seed
+  if (f.key !== undefined) o['key'] = f.key
+  if (f.now !== undefined) o['now'] = f.now
+  return o
+}

@@ -81,6 +81,59 @@ export interface Failure {
   details?: unknown
 }
 
+/** What a queue knows when a job fails (`runTransaction`); `attempt` is its own counter. */
+export interface TransactionOptions {
+  /** The jitter key: the job id. */
+  key: string
+  /** The queue's policy layers (objects, JSON texts or `RetryPolicy`s), merged in order. */
+  defaults?: unknown
+  /** The policy layer the job carries, as the queue stored it (object, JSON text, `RetryPolicy`; possibly invalid). */
+  layer?: unknown
+  /** The §10 state the job carries (object, JSON text, `RetryState`; possibly unreadable or behind the counter). */
+  state?: unknown
+  /** The failure's error type (dot-namespaced). */
+  type?: string | null
+  /** The handler code as the handler spelled it. */
+  code?: string | null
+  /** The reservation's visibility timeout expired. */
+  timedOut?: boolean | null
+  /** The failure's message, of any length (truncated with a marker when over the limit). */
+  message?: string | null
+  /** Structured details (dropped with a note when unreadable or too large). */
+  details?: unknown
+  /** The instant of the failure, epoch ms (default `Date.now()`). */
+  now?: number | null
+  /** The newest errors the state keeps (at least 10). */
+  historyLimit?: number | null
+  /** The queue's name, for the dead-letter record. */
+  queue?: string | null
+  /** What re-enqueues the job by hand, kept in the dead-letter record as it is. */
+  job?: unknown
+}
+
+/** Something the transaction changed or could not use. */
+export interface Note {
+  /** A stable name (`policy_refused`, `message_truncated`, `state_rebased`, ...). */
+  kind: string
+  message: string
+}
+
+/** What the queue does with a failed job (`runTransaction`). */
+export interface Outcome {
+  /** `decision.action`. */
+  readonly action: Action
+  readonly decision: Decision
+  /** The job's new state (read back from `stateJson`). */
+  readonly state: RetryState
+  /** The state as the §10 text the queue stores (always readable back). */
+  readonly stateJson: string
+  /** The policy that decided (the defaults' when the job's layer was refused). */
+  readonly policy: RetryPolicy
+  readonly notes: Note[]
+  /** For a dead letter, the record to write (JSON text); null otherwise. */
+  readonly deadLetter: string | null
+}
+
 /** What to do after a failure, and why. */
 export interface Decision {
   action: Action
@@ -231,6 +284,7 @@ export interface Api {
   formatTimestamp(ms: number): string
   jitterSample(retryNumber: number, options?: Jitter): number
   presetSystems(): PresetSystem[]
+  runTransaction(attempt: number | bigint, options: TransactionOptions): Outcome
 }
 
 /**
@@ -342,4 +396,18 @@ export declare function formatTimestamp(ms: number): string
 export declare function jitterSample(retryNumber: number, options?: Jitter): number
 /** The systems `RetryPolicy.preset` knows. */
 export declare function presetSystems(): PresetSystem[]
+/**
+ * The failure transaction: what a queue knows when a job fails, to what it
+ * does next. Never throws for what the job carried or the failure holds (a
+ * refused layer is dead-lettered, a long message truncated, an unreadable
+ * state rebased — each listed in `notes`); throws `OjsRetryError` only for
+ * the queue's own arguments of the wrong kind (an unknown option, a `key`
+ * that is not a string).
+ *
+ * ```js
+ * const out = runTransaction(2, { key: job.id, defaults: [{ max_attempts: 5 }], state: job.data.state, type: 'net.reset' })
+ * if (out.action === 'retry') queue.add(name, { ...job.data, state: out.stateJson }, { delay: out.decision.delayMs })
+ * ```
+ */
+export declare function runTransaction(attempt: number | bigint, options: TransactionOptions): Outcome
 

@@ -22,5 +22,6 @@ export const {
   formatTimestamp,
   jitterSample,
   presetSystems,
+  runTransaction,
 } = bind(raw);
 export { OjsRetryError };

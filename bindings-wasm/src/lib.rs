@@ -33,6 +33,7 @@ mod out;
 mod policy;
 mod read;
 mod state;
+mod transaction;
 
 use ojs_retry::ErrorCode;
 

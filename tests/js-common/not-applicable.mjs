@@ -5,34 +5,7 @@
 const BYTES = "raw bytes of JSON text: a JavaScript string cannot hold invalid UTF-8 (lone surrogates, the JS analogue, are covered by hostile-policy-*-lone-surrogate-*)";
 export const TOO_DEEP_TO_CLONE =
   "a value nested 100 000 deep: both JS bindings read every object from a structuredClone copy (so no getter or proxy of the caller's can throw through the module's frames), and structuredClone refuses values a few thousand levels deep (RangeError): a fault of the whole document, field null; up to that depth the field is named (tests/wasm-node/api.test.mjs)";
-const NOT_EXPOSED = "the failure transaction (ojs_retry::transaction, issue 25) is exposed in Rust and Python so far; the JavaScript call lands with the one JS binding (issue 24)";
-/** The failure transaction's vectors, not yet runnable in JavaScript. */
-export const TRANSACTION_NOT_APPLICABLE = Object.fromEntries([
-  "transaction-retry-plain",
-  "transaction-keyed-jitter",
-  "transaction-exhausted-dead-letter-record",
-  "transaction-layer-refused",
-  "transaction-layer-text-not-json",
-  "transaction-defaults-refused",
-  "transaction-message-truncated",
-  "transaction-type-truncated-multibyte",
-  "transaction-lone-surrogate-replaced",
-  "transaction-details-too-large-dropped",
-  "transaction-details-kept",
-  "transaction-code-unknown-ignored",
-  "transaction-code-on-timeout-ignored",
-  "transaction-handler-dead-letter",
-  "transaction-state-behind-counter",
-  "transaction-state-redelivered",
-  "transaction-state-terminal-rerun",
-  "transaction-state-unreadable-text",
-  "transaction-state-unreadable-value",
-  "transaction-no-state-counter-ahead",
-  "transaction-attempt-zero",
-  "transaction-eleventh-maximal-failure-budget",
-].map((id) => [id, NOT_EXPOSED]));
 export const WASM_NOT_APPLICABLE = {
-  ...TRANSACTION_NOT_APPLICABLE,
   "hostile-policy-json-bytes-invalid-utf8": BYTES,
   "hostile-policy-json-bytes-overlong": BYTES,
   "hostile-policy-json-bytes-surrogate-utf8": BYTES,

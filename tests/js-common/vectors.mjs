@@ -261,6 +261,38 @@ const OPS = {
     ctx.event = undefined;
     return { results, deadline: r.deadline };
   },
+  transaction(api, i) {
+    const f = i.failure || {};
+    const out = api.runTransaction(i.attempt, {
+      key: i.key,
+      defaults: i.defaults,
+      layer: "layer_json" in i ? i.layer_json : i.layer,
+      state: "state_json" in i ? i.state_json : i.state,
+      type: f.type,
+      code: f.code,
+      timedOut: f.timed_out,
+      message: f.message,
+      details: f.details,
+      now: i.now,
+      historyLimit: i.history_limit,
+      queue: i.queue,
+      job: i.job,
+    });
+    // What the transaction writes, it reads back.
+    const opts = i.history_limit !== undefined ? { historyLimit: i.history_limit } : undefined;
+    if (api.RetryState.fromJSON(out.stateJson, opts).toString() !== out.stateJson) {
+      throw new RunnerError("the outcome's stateJson does not read back unchanged");
+    }
+    if (out.state.toString() !== out.stateJson || out.action !== out.decision.action) {
+      throw new RunnerError("the outcome's state / action disagree with stateJson / decision");
+    }
+    return {
+      decision: out.decision,
+      state: JSON.parse(out.stateJson),
+      notes: out.notes.map((n) => n.kind),
+      dead_letter: out.deadLetter === null ? null : JSON.parse(out.deadLetter),
+    };
+  },
   state(api, i, ctx) {
     const policy = new api.RetryPolicy(i.policy);
     const opts = i.history_limit !== undefined ? { historyLimit: i.history_limit } : undefined;
@@ -287,7 +319,8 @@ const OPS = {
 function keyMap(op, topKey) {
   // Decisions and schedule rows are API results (camelCase); documents
   // (effective policy, §10 state) keep snake_case in JS too.
-  if ((op === "decide" && topKey === "decision") || (op === "schedule" && topKey === "rows")) return camelKeys;
+  if ((op === "decide" || op === "transaction") && topKey === "decision") return camelKeys;
+  if (op === "schedule" && topKey === "rows") return camelKeys;
   if ((op === "state" || op === "preset") && topKey === "decisions") return camelKeys;
   return (k) => k;
 }
@@ -295,7 +328,9 @@ function keyMap(op, topKey) {
 class RunnerError extends Error {}
 
 function compareExpect(c, actual) {
-  for (const [k, v] of Object.entries(c.expect)) {
+  // The transaction's expected texts are hostile-input encodings too (README).
+  const expect = c.op === "transaction" ? expand(c.expect) : c.expect;
+  for (const [k, v] of Object.entries(expect)) {
     if (!(k in actual)) return `runner produced no ${k} for op ${c.op}`;
     const m = mismatch(v, actual[k], keyMap(c.op, k), k);
     if (m) return m;

@@ -160,6 +160,7 @@ test('the ESM entry is the same module as the CommonJS one', () => {
       'parseDuration',
       'parseTimestamp',
       'presetSystems',
+      'runTransaction',
     ])
   }
 })

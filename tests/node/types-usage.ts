@@ -17,8 +17,11 @@ import {
   Reservation,
   RetryPolicy,
   RetryState,
+  runTransaction,
 } from "ojs-retry";
 import type {
+  Note,
+  Outcome,
   Action,
   DecideOptions,
   Decision,
@@ -194,7 +197,22 @@ const herdPeak: number = new RetryPolicy().herd(100, 3, 1000).peakPerSecond;
 const plain: RetryPolicy = RetryPolicy.preset("sidekiq", { retry: 5 }).nearestPlain();
 plain.free();
 
+// The failure transaction: the outcome's fields and the engine objects it makes.
+const outcome: Outcome = runTransaction(2, { key: "job-1", defaults: [{ max_attempts: 5 }], state: null, type: "net.reset" });
+const outAction: Action = outcome.action;
+const outDelay: number | null = outcome.decision.delayMs;
+const outState: RetryState = outcome.state;
+const outText: string = outcome.stateJson;
+const outNotes: string[] = outcome.notes.map((n: Note) => n.kind);
+const outRecord: string | null = outcome.deadLetter;
+const outPolicy: number = outcome.policy.maxAttempts;
+// @ts-expect-error the job id is required
+runTransaction(1, { type: "x" });
+// @ts-expect-error the outcome is read-only
+outcome.stateJson = "{}";
+
 export {
+  outAction, outDelay, outState, outText, outNotes, outRecord, outPolicy,
   herdPeak,
   systems, skSystem, skDelay, bullPolicy, badDoc, n, j, nre, oe, bs, effStrategy, text, badJitter, d1, d2,
   rowNums, drawn, cumulative, noJitterRows, batch1, batch2, decision2, action, reason, hc, mp, att, to, rn, dm,

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module'
 import { test } from 'node:test'
 
 import { vectorTests } from './lib/run-vectors.mjs'
-import { TOO_DEEP_TO_CLONE, TRANSACTION_NOT_APPLICABLE } from '../js-common/not-applicable.mjs'
+import { TOO_DEEP_TO_CLONE } from '../js-common/not-applicable.mjs'
 
 delete process.env.OJS_RETRY_FORCE_WASM
 const api = createRequire(import.meta.url)('../../bindings-node/index.js')
@@ -12,7 +12,6 @@ const api = createRequire(import.meta.url)('../../bindings-node/index.js')
 // Cases a vector restricts (`runtimes`) to other runtimes, by id, with why.
 const BYTES = "raw bytes of JSON text: a JavaScript string cannot hold invalid UTF-8 (lone surrogates, the JS analogue, are covered by hostile-policy-*-lone-surrogate-*)";
 const NATIVE_NOT_APPLICABLE = {
-  ...TRANSACTION_NOT_APPLICABLE,
   "hostile-value-nest-100000-in-field": TOO_DEEP_TO_CLONE,
   "hostile-value-nest-100000-objects-in-field": TOO_DEEP_TO_CLONE,
   "hostile-policy-json-bytes-invalid-utf8": BYTES,

@@ -41,7 +41,7 @@ test("the shared API checks (tests/js-common/api-checks.mjs)", () => {
 });
 
 test("the exports are the contract's surface", () => {
-  for (const name of ["RetryPolicy", "RetryState", "Reservation", "matches", "firstMatch", "parseDuration", "formatDuration", "parseTimestamp", "formatTimestamp", "jitterSample", "presetSystems"]) {
+  for (const name of ["RetryPolicy", "RetryState", "Reservation", "matches", "firstMatch", "parseDuration", "formatDuration", "parseTimestamp", "formatTimestamp", "jitterSample", "presetSystems", "runTransaction"]) {
     assert.equal(typeof api[name], "function", name);
   }
   assert.ok(presetSystems().includes("sidekiq"));

@@ -67,6 +67,7 @@ export function apiSuite(api, expectedBackend) {
       'parseTimestamp',
       'jitterSample',
       'presetSystems',
+      'runTransaction',
     ]) {
       assert.equal(typeof api[name], 'function', name)
     }

@@ -17,8 +17,8 @@ import {
   failureFromError,
   JobError,
   jobOptions,
+  layerText,
   Processor,
-  resolvePolicy,
   workerOptions,
   type DeadLetterRecord,
   type DecisionEvent,
@@ -38,14 +38,16 @@ async function producer(): Promise<void> {
     policy: { max_attempts: 3 },
     defaults,
   })
-  const opts: OjsJobsOptions = jobOptions({ priority: 2 }, { policy: '{"initial_interval": "PT1S"}' })
+  const opts: OjsJobsOptions = jobOptions({ priority: 2 }, { policy: '{"initial_interval": "PT1S"}', defaults })
   const attempts: number = opts.attempts
   const type: "ojs-retry" = opts.backoff.type
-  await addJob(queue, "charge", { id: 2 }, null, { policy: RetryPolicy.preset("bullmq", { attempts: 3 }) })
+  await addJob(queue, "charge", { id: 2 }, null, { policy: RetryPolicy.preset("bullmq", { attempts: 3 }), defaults: null })
+  // @ts-expect-error a job's layer needs the workers' defaults (null for none)
+  jobOptions({}, { policy: { max_attempts: 2 } })
   // @ts-expect-error the data must be an Order
   await addJob(queue, "charge", { id: "2" })
   // @ts-expect-error a policy layer is a document, its text or a RetryPolicy
-  jobOptions({}, { policy: 3 })
+  jobOptions({}, { policy: 3, defaults: null })
   void job, attempts, type
 }
 
@@ -73,7 +75,7 @@ const direct = new Worker<Order, string, "charge">("orders", processor.process, 
   maxStalledCount: ATTEMPTS,
   settings: { backoffStrategy: processor.backoffStrategy },
 })
-const policy: RetryPolicy = resolvePolicy(defaults, { max_attempts: 2 })
+const carried: string = layerText({ max_attempts: 2 }, null)
 
 async function inspect(): Promise<void> {
   const dead: DeadLetterRecord[] = await deadLetters(queue)
@@ -90,4 +92,4 @@ async function inspect(): Promise<void> {
   void key, t, ft, ATTEMPTS
 }
 
-void producer, inspect, worker, manual, direct, delay, policy
+void producer, inspect, worker, manual, direct, delay, carried

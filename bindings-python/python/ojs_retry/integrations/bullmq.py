@@ -22,11 +22,17 @@ list ``<prefix>:<queue>:dead`` (oldest first, :func:`dead_letter_key`) and the
 job itself goes to BullMQ's failed set.
 
 A stalled job (its worker died or blocked past ``lockDuration``) is counted
-as a failed attempt of type ``bullmq.stalled`` with ``timed_out`` (spec §9.2)
-when it is picked up again; the worker made by :func:`worker` raises
+when it is picked up again: each stall not yet counted is a failed attempt
+of type ``bullmq.stalled`` with ``timed_out`` (spec §9.2), one transaction
+each, in order; the worker made by :func:`worker` raises
 ``maxStalledCount`` so BullMQ never fails it behind the engine's back. The
 Redis backend only (BullMQ's Postgres backend has no job hash to carry the
 state).
+
+The keys, hash fields, the one atomic write (a Lua script) and the stall
+counting are the protocol BullMQ for Node follows too
+(``docs/bullmq-protocol.md``): a job enqueued in either language is decided
+the same way by a worker in the other.
 """
 
 from __future__ import annotations
@@ -71,6 +77,18 @@ ATTEMPTS = 2**31 - 1
 STALLED_TYPE = "bullmq.stalled"
 #: The job-hash field counting the stalls already counted as attempts.
 _STALLS_FIELD = "ojs_retry_stalls"
+#: The protocol's one write (docs/bullmq-protocol.md), atomic: the job's
+#: state and the stalls counted, and the dead-letter record when there is
+#: one. A job removed meanwhile stays removed (0); a writer whose stall count
+#: is behind the stored one writes nothing (-1).
+_WRITE_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local seen = tonumber(redis.call('HGET', KEYS[1], ARGV[3]) or '0') or 0
+if seen > tonumber(ARGV[4]) then return -1 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+if ARGV[5] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[5]) end
+return 1
+"""
 
 Handler = Callable[..., Awaitable[Any]]
 
@@ -175,66 +193,102 @@ class Processor:
         return int(delay)
 
     async def _count_stalls(self, job: Any, token: str) -> None:
+        """Each stall not yet counted is a failed attempt, timed out (RET-12):
+        one transaction per stall, in order, up to the first terminal outcome;
+        one atomic write of the last state and the stalls counted."""
         client, key = _job_hash(job)
-        seen = int(await client.hget(key, _STALLS_FIELD) or 0)
-        if job.stalledCounter <= seen:
+        stored, seen = await client.hmget(key, [STATE_KEY, _STALLS_FIELD])
+        stalls = int(job.stalledCounter)
+        first = int(seen or 0) + 1
+        if stalls < first:
             return
-        await client.hset(key, _STALLS_FIELD, job.stalledCounter)
         lost = Failure(STALLED_TYPE, None, True, "the job stalled (its worker stopped renewing the lock)")
-        attempt = job.attemptsMade + job.stalledCounter
-        out = await self._record(job, attempt, lost)
-        if out.action == "retry":
-            bullmq = _bullmq()
-            await job.moveToDelayed(now_ms() + (out.decision.delay_ms or 0), token)
-            self._notify(job, attempt, lost, out)
-            raise bullmq.DelayedError()
-        await self._terminal(job, attempt, lost, out)
+        state, now = _text(stored), now_ms()
+        for n in range(first, stalls + 1):
+            attempt = job.attemptsMade + n
+            out = self._transact(job, attempt, lost, state, now)
+            state = out.state_json
+            if out.action != "retry":
+                break
+        await _write(job, out, stalls)
+        if out.action != "retry":
+            self._finish(job, attempt, lost, out, now)
+        # The stalled checker made it available at once: hold it for the delay.
+        await job.moveToDelayed(out.decision.next_retry_at, token)
+        self._notify(job, attempt, lost, out, now)
+        raise _bullmq().DelayedError()
 
-    async def _record(self, job: Any, attempt: int, failure: Failure) -> Outcome:
-        client, key = _job_hash(job)
-        # The first attempt has no state to read (one round trip fewer).
-        state = None if attempt == 1 else await client.hget(key, STATE_KEY)
-        out = transact(
+    def _transact(self, job: Any, attempt: int, failure: Failure, state: str | None, now: int) -> Outcome:
+        return transact(
             self.defaults,
             job.opts.get(POLICY_KEY),
-            _text(state),
+            state,
             attempt,
             failure,
             key=str(job.id),
             queue=job.queue.name,
             job={"name": job.name, "data": job.data, "opts": job.opts},
+            now=now,
         )
-        await client.hset(key, STATE_KEY, out.state_json)
-        return out
 
-    def _notify(self, job: Any, attempt: int, failure: Failure, out: Outcome) -> None:
-        event = DecisionEvent(job.queue.name, str(job.id), attempt, failure, out.decision, now_ms(), notes=out.notes)
+    def _notify(self, job: Any, attempt: int, failure: Failure, out: Outcome, now: int) -> None:
+        event = DecisionEvent(job.queue.name, str(job.id), attempt, failure, out.decision, now, notes=tuple(out.notes))
         notify(self.listeners, event)
 
     async def _carry_out(self, job: Any, attempt: int, failure: Failure, exc: BaseException) -> NoReturn:
         bullmq = _bullmq()
-        out = await self._record(job, attempt, failure)
-        if out.action == "retry":
-            job._ojs_retry_delay = out.decision.delay_ms or 0
-            # moveToFailed reads these from this object: a job added without
-            # job_options (plain queue.add) is retried all the same.
-            job.opts["attempts"] = ATTEMPTS
-            job.opts["backoff"] = {"type": BACKOFF_TYPE}
-            # BullMQ carries the retry out when this raises; the decision
-            # and the state are already stored.
-            self._notify(job, attempt, failure, out)
-            if isinstance(exc, bullmq.UnrecoverableError):
-                raise RuntimeError(str(exc)) from exc
-            raise exc
-        await self._terminal(job, attempt, failure, out)
+        client, key = _job_hash(job)
+        # The first attempt has no state to read (one round trip fewer).
+        state = None if attempt == 1 else _text(await client.hget(key, STATE_KEY))
+        now = now_ms()
+        out = self._transact(job, attempt, failure, state, now)
+        await _write(job, out, int(job.stalledCounter))
+        if out.action != "retry":
+            self._finish(job, attempt, failure, out, now, exc)
+        job._ojs_retry_delay = out.decision.delay_ms or 0
+        # moveToFailed reads these from this object: a job added without
+        # job_options (plain queue.add) is retried all the same.
+        job.opts["attempts"] = ATTEMPTS
+        job.opts["backoff"] = {"type": BACKOFF_TYPE}
+        # The state is stored and BullMQ schedules the retry when this raises.
+        self._notify(job, attempt, failure, out, now)
+        if not _storable(exc):
+            # BullMQ stores the message and traceback as UTF-8 text, which a
+            # lone surrogate cannot be: the job would be stuck in active.
+            raise RuntimeError(_well_formed(str(exc))) from None
+        if isinstance(exc, bullmq.UnrecoverableError):
+            raise RuntimeError(str(exc)) from exc
+        raise exc
 
-    async def _terminal(self, job: Any, attempt: int, failure: Failure, out: Outcome) -> NoReturn:
-        bullmq = _bullmq()
-        if out.dead_letter is not None:
-            client, _ = _job_hash(job)
-            await client.rpush(dead_letter_key(job.queue.name, job.queue.prefix), out.dead_letter)
-        self._notify(job, attempt, failure, out)
-        raise bullmq.UnrecoverableError(f"ojs-retry: {out.action} ({out.decision.reason})")
+    def _finish(self, job: Any, attempt: int, failure: Failure, out: Outcome, now: int,
+                exc: BaseException | None = None) -> NoReturn:
+        """A discard or a dead letter (its record already written): BullMQ's failed set."""
+        self._notify(job, attempt, failure, out, now)
+        error = _bullmq().UnrecoverableError(f"ojs-retry: {out.action} ({out.decision.reason})")
+        if exc is not None and not _storable(exc):
+            raise error from None  # its traceback would carry the handler's text
+        raise error
+
+
+def _storable(exc: BaseException) -> bool:
+    """Whether BullMQ can store the exception's text (UTF-8: no lone surrogate)."""
+    try:
+        str(exc).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _well_formed(text: str) -> str:
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+async def _write(job: Any, out: Outcome, stalls: int) -> Any:
+    """The protocol's one atomic write (``_WRITE_LUA``)."""
+    client, key = _job_hash(job)
+    dead = dead_letter_key(job.queue.name, job.queue.prefix)
+    record = out.dead_letter if out.dead_letter is not None else ""
+    return await client.eval(_WRITE_LUA, 2, key, dead, STATE_KEY, out.state_json, _STALLS_FIELD, str(stalls), record)
 
 
 def _failure_of(exc: BaseException, bullmq: Any) -> Failure:

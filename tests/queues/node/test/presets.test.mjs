@@ -66,7 +66,7 @@ async function onEngine(script, opts) {
     runs.push({ attemptsMade: job.attemptsMade, completed: true })
     finish()
   })
-  await addJob(q.queue, 'job', {}, { jobId: 'p' }, { policy: RetryPolicy.preset('bullmq', opts) })
+  await addJob(q.queue, 'job', {}, { jobId: 'p' }, { policy: RetryPolicy.preset('bullmq', opts), defaults: null })
   await done
   return { runs, state: await (await q.queue.getJob('p')).getState(), dead: await deadLetters(q.queue) }
 }

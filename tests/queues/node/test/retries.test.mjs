@@ -71,8 +71,8 @@ describe('retries', () => {
     const policy = { max_attempts: 3, initial_interval: 'PT0.05S', jitter: false }
     const q = await queueWith('exact', { policy })
     const always = { outcomes: 'always', always: { type: 'external.down' } }
-    await addJob(q.queue, 'job', always, { jobId: 'x-dead' }, { policy: { on_exhaustion: 'dead_letter' } })
-    await addJob(q.queue, 'job', always, { jobId: 'x-gone' }, { policy: { on_exhaustion: 'discard' } })
+    await addJob(q.queue, 'job', always, { jobId: 'x-dead' }, { policy: { on_exhaustion: 'dead_letter' }, defaults: policy })
+    await addJob(q.queue, 'job', always, { jobId: 'x-gone' }, { policy: { on_exhaustion: 'discard' }, defaults: policy })
     for (const [id, action] of [['x-dead', 'dead_letter'], ['x-gone', 'discard']]) {
       const end = await terminal(q, id)
       assert.deepEqual([end.attempt, end.action, end.reason], [3, action, 'exhausted'])
@@ -92,7 +92,7 @@ describe('retries', () => {
     const q = await queueWith('nonretry', { policy })
     await addJob(q.queue, 'job', { outcomes: [{ type: 'validation.bad_input' }] }, { jobId: 'n-1' })
     await addJob(q.queue, 'job', { outcomes: [{ error: 'TypeError' }] }, { jobId: 'n-2' })
-    await addJob(q.queue, 'job', { outcomes: [{ type: 'validation.bad_input' }] }, { jobId: 'n-3' }, { policy: { on_exhaustion: 'discard' } })
+    await addJob(q.queue, 'job', { outcomes: [{ type: 'validation.bad_input' }] }, { jobId: 'n-3' }, { policy: { on_exhaustion: 'discard' }, defaults: policy })
     const ends = await Promise.all(['n-1', 'n-2', 'n-3'].map((id) => terminal(q, id)))
     assert.deepEqual(
       ends.map((e) => [e.attempt, e.action, e.reason, e.matchedPattern, e.type]),
@@ -157,9 +157,10 @@ describe('retries', () => {
   })
 
   test("the job's layer goes over the queue's defaults", async () => {
-    const q = await queueWith('layers', { policy: { max_attempts: 5, initial_interval: 'PT0.05S' } })
+    const defaults = { max_attempts: 5, initial_interval: 'PT0.05S' }
+    const q = await queueWith('layers', { policy: defaults })
     const always = { outcomes: 'always', always: { type: 'external.down' } }
-    await addJob(q.queue, 'job', always, { jobId: 'l-1' }, { policy: { max_attempts: 2, on_exhaustion: 'dead_letter' } })
+    await addJob(q.queue, 'job', always, { jobId: 'l-1' }, { policy: { max_attempts: 2, on_exhaustion: 'dead_letter' }, defaults })
     const end = await terminal(q, 'l-1')
     assert.deepEqual([end.attempt, end.action, end.reason], [2, 'dead_letter', 'exhausted'])
     const [record] = await deadLetters(q.queue)
@@ -213,7 +214,7 @@ describe('enqueue-time validation (RET-16)', () => {
     ]
     for (const [policy, field] of bad) {
       await assert.rejects(
-        async () => addJob(q.queue, 'job', {}, { jobId: 'bad' }, { policy }),
+        async () => addJob(q.queue, 'job', {}, { jobId: 'bad' }, { policy, defaults: null }),
         (e) => e.code === 'validation.retry_policy_invalid' && e.field === field,
       )
     }
@@ -225,7 +226,7 @@ describe('enqueue-time validation (RET-16)', () => {
     assert.deepEqual(await written(), before)
     assert.equal(await q.queue.getJob('bad'), undefined)
     // A good one goes through.
-    const job = await addJob(q.queue, 'job', {}, { jobId: 'good' }, { policy: { max_attempts: 2 } })
+    const job = await addJob(q.queue, 'job', {}, { jobId: 'good' }, { policy: { max_attempts: 2 }, defaults: null })
     assert.equal(job.opts.ojs_retry_policy, '{"max_attempts":2}')
   })
 })

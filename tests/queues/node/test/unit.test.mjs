@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { describe, test } from 'node:test'
-import { RetryPolicy } from 'ojs-retry'
+import { OjsRetryError, RetryPolicy } from 'ojs-retry'
 import * as esm from 'ojs-retry/bullmq'
 import {
   ATTEMPTS,
@@ -15,7 +15,6 @@ import {
   errorTypeOf,
   failureFromError,
   jobOptions,
-  resolvePolicy,
 } from 'ojs-retry/bullmq'
 
 const here = new URL('..', import.meta.url)
@@ -30,7 +29,7 @@ describe('loading', () => {
     assert.deepEqual(loadedAfter("require('ojs-retry')"), [])
   })
   test('ojs-retry/bullmq loads bullmq only when a function needs it', () => {
-    assert.deepEqual(loadedAfter("const b = require('ojs-retry/bullmq'); b.jobOptions({}, { policy: { max_attempts: 2 } })"), [])
+    assert.deepEqual(loadedAfter("const b = require('ojs-retry/bullmq'); b.jobOptions({}, { policy: { max_attempts: 2 }, defaults: null })"), [])
     assert.notDeepEqual(loadedAfter("require('ojs-retry/bullmq'); require('bullmq')"), [])
   })
   test('import and require share one module', () => {
@@ -73,18 +72,57 @@ describe('the error type of a thrown value', () => {
 
 describe('job options', () => {
   test("carry the layer as JSON text; attempts and backoff are the integration's", () => {
-    const opts = jobOptions({ jobId: 'a', attempts: 3, backoff: { type: 'fixed', delay: 5 } }, { policy: { max_attempts: 2 } })
+    const opts = jobOptions({ jobId: 'a', attempts: 3, backoff: { type: 'fixed', delay: 5 } }, { policy: { max_attempts: 2 }, defaults: null })
     assert.deepEqual(opts, { jobId: 'a', attempts: ATTEMPTS, backoff: { type: BACKOFF_TYPE }, [POLICY_KEY]: '{"max_attempts":2}' })
     assert.equal(jobOptions(null)[POLICY_KEY], undefined)
   })
-  test('queue defaults ← job layer', () => {
-    const p = resolvePolicy({ max_attempts: 5, initial_interval: 'PT2S' }, '{"max_attempts": 2}')
-    assert.deepEqual([p.maxAttempts, p.initialIntervalMs], [2, 2000])
-    const preset = RetryPolicy.preset('bullmq', { attempts: 3 })
-    assert.equal(resolvePolicy(preset), preset)
+  test("a layer is validated against the workers' defaults, or refused: the helper never guesses", () => {
+    throwsField(() => jobOptions({}, { policy: { max_attempts: 2 } }), 'validation.invalid_argument', 'defaults')
+    // Valid alone, refused by the workers' defaults (initial over their max).
+    jobOptions({}, { policy: { initial_interval: 'PT5S' }, defaults: null })
+    throwsField(() => jobOptions({}, { policy: { initial_interval: 'PT5S' }, defaults: { max_interval: 'PT3S' } }), 'validation.retry_policy_invalid', 'max_interval')
+    // Valid only over the workers' defaults.
+    const ok = jobOptions({}, { policy: { initial_interval: 'PT10M' }, defaults: { max_interval: 'PT1H' } })
+    assert.equal(ok[POLICY_KEY], '{"initial_interval":"PT10M"}')
+  })
+  test("the layer goes through the engine's JS reader: what is not plain data is its typed error naming the field", () => {
+    const cyclic = {}
+    cyclic.non_retryable_errors = [cyclic]
+    const bad = [
+      [new Map([['max_attempts', 2]]), null],
+      [new Set([1]), null],
+      [() => 1, null],
+      [Symbol('s'), null],
+      [{ max_attempts: 2n ** 64n }, 'max_attempts'],
+      [cyclic, 'non_retryable_errors'],
+      [{ get max_attempts() { throw new Error('getter') } }, null],
+      [{ toJSON: () => undefined }, 'toJSON'],
+      ['', null],
+    ]
+    for (const [policy, field] of bad) {
+      assert.throws(
+        () => jobOptions({}, { policy, defaults: null }),
+        (e) => e instanceof OjsRetryError && e.code.startsWith('validation.') && e.field === field,
+        String(field),
+      )
+    }
+    // A BigInt the engine reads as an integer is carried as that number.
+    assert.equal(jobOptions({}, { policy: { max_attempts: 2n }, defaults: null })[POLICY_KEY], '{"max_attempts":2}')
+    // An object read once is read again when it changed.
+    const reused = { max_attempts: 2 }
+    jobOptions({}, { policy: reused, defaults: null })
+    reused.non_retryable_errors = new Map()
+    assert.throws(() => jobOptions({}, { policy: reused, defaults: null }), (e) => e instanceof OjsRetryError && e.field === 'non_retryable_errors')
+    // A job without a layer, then an empty text: still validated (no shared cache key).
+    jobOptions({}, { defaults: null })
+    assert.throws(() => jobOptions({}, { policy: '', defaults: null }), OjsRetryError)
   })
   test('the dead-letter list', () => {
     assert.equal(deadLetterKey('orders'), 'bull:orders:dead')
     assert.equal(deadLetterKey('orders', 'app'), 'app:orders:dead')
   })
 })
+
+function throwsField(fn, code, field) {
+  assert.throws(fn, (e) => e instanceof OjsRetryError && e.code === code && e.field === field, `${code} ${field}`)
+}
