@@ -166,15 +166,27 @@ pub fn transaction_run(
             o = t.run();
         }
         let pattern = crate::out::decision(&o.decision, out)?;
-        Ok(serde_json::json!({
-            "pattern": pattern,
-            "state_json": o.state_json,
-            "policy_json": o.policy.to_json(),
-            "notes": o.notes,
-            "dead_letter": o.dead_letter,
-        })
-        .to_string())
+        let text = serde_json::to_string(&Written {
+            pattern,
+            state_json: &o.state_json,
+            policy_json: &o.policy.to_json(),
+            notes: &o.notes,
+            dead_letter: o.dead_letter.as_deref(),
+        });
+        // Strings and the notes' strings: serialising cannot fail.
+        Ok(text.unwrap_or_default())
     })())
+}
+
+/// The outcome's parts the JS layer takes from text (the decision is
+/// written into the slots).
+#[derive(serde::Serialize)]
+struct Written<'a> {
+    pattern: Option<String>,
+    state_json: &'a str,
+    policy_json: &'a str,
+    notes: &'a [ojs_retry::transaction::Note],
+    dead_letter: Option<&'a str>,
 }
 
 /// A value the core reads as it is (details, a job payload); absent for

@@ -44,6 +44,8 @@
 //! assert_eq!(JitterSource::Uniform(0.5).sample(1).unwrap(), Sample::from_bits(1 << 52).unwrap());
 //! ```
 
+#[cfg(feature = "std")]
+use rand::TryRngCore as _;
 use crate::error::{Error, show_f64};
 use alloc::format;
 
@@ -249,7 +251,10 @@ impl JitterSource<'_> {
                 )))
             }
             #[cfg(feature = "std")]
-            Self::Entropy => Ok(Sample::from_u64(rand::RngCore::next_u64(&mut rand::rng()))),
+            Self::Entropy => rand::rngs::OsRng
+                .try_next_u64()
+                .map(Sample::from_u64)
+                .map_err(|e| Error::arg("u", alloc::format!("no entropy from the OS: {e}"))),
         }
     }
 

@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 
 use super::{FailureReport, MAX_DETAILS_BYTES, Note, read_carried};
 use crate::duration::MAX_MS;
-use crate::error::Error;
+use crate::error::{Error, quote};
 use crate::failure::{Failure, HandlerCode};
 use crate::limits::MAX_STRING_BYTES;
 use crate::policy::Layer;
@@ -154,11 +154,10 @@ fn code(code: Option<String>, timed_out: bool, notes: &mut Vec<Note>) -> Option<
         }
         (None, _) => "it is not one of RETRY, DISCARD, DEAD_LETTER, FAIL",
     };
-    let shown = truncated(&text, 64).unwrap_or(text);
     note(
         notes,
         "code_ignored",
-        format!("the handler code {shown:?} was ignored: {why}; the policy decides"),
+        format!("the handler code {} was ignored: {why}; the policy decides", quote(&text)),
     );
     None
 }
