@@ -9,7 +9,7 @@
 //! | [`JitterSource::Uniform`]`(u)` | `k = floor(u · 2^53)`; `u` must be finite and in `[0, 1)` |
 //! | [`JitterSource::Seed`]`(s)` | `k = splitmix64(s, n) >> 11` |
 //! | [`JitterSource::Key`]`(key)` | `k = splitmix64(fnv1a64(utf8(key)), n) >> 11` |
-//! | [`JitterSource::Entropy`] (feature `std`) | 53 bits of rand's thread-local generator, seeded from the OS |
+//! | [`JitterSource::Entropy`] (feature `std`) | 53 bits of a word drawn from the OS (rand's `OsRng`) at each sample |
 //!
 //! # The algorithms, precisely
 //!
@@ -209,9 +209,9 @@ pub enum JitterSource<'a> {
     Seed(u64),
     /// Stateless deterministic jitter from a key such as the job id.
     Key(&'a str),
-    /// Entropy for every sample: the next word of rand's thread-local
-    /// generator, seeded and reseeded from the OS (a process that forks
-    /// calls [`reseed_after_fork`] in the child).
+    /// Entropy for every sample: a word drawn from the OS (rand's `OsRng`,
+    /// getrandom) at each draw, so a forked child never repeats its
+    /// parent's draws.
     #[cfg(feature = "std")]
     Entropy,
 }
@@ -281,19 +281,16 @@ impl JitterSource<'_> {
     }
 }
 
-/// Reseeds this thread's generator from the OS: call it in the child
-/// after `fork()` (Python's `os.register_at_fork(after_in_child=...)`), so
-/// parent and child do not draw the same jitter.
+/// Kept for hosts that call it in a child after `fork()` (Python's
+/// `os.register_at_fork(after_in_child=...)`): entropy is drawn from the OS
+/// at each draw ([`JitterSource::Entropy`]), with no generator state a
+/// child could share with its parent, so there is nothing to reseed.
 ///
 /// ```
 /// ojs_retry::reseed_after_fork();
 /// ```
 #[cfg(feature = "std")]
-pub fn reseed_after_fork() {
-    // A failed reseed keeps the generator as it was, still seeded from the
-    // OS once; there is nothing better to do in a fork hook.
-    let _ = rand::rng().reseed();
-}
+pub fn reseed_after_fork() {}
 
 const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 

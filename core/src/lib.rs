@@ -58,9 +58,8 @@
 //!
 //! ## Features
 //!
-//! * `std` (default): [`JitterSource::Entropy`] (rand's thread-local
-//!   generator, seeded from the OS; a process that forks calls
-//!   [`reseed_after_fork`] in the child) and `std::error::Error`.
+//! * `std` (default): [`JitterSource::Entropy`] (a word from the OS at
+//!   each draw, rand's `OsRng`) and `std::error::Error`.
 //!
 //! Without `std` the crate is `#![no_std]` + `alloc`.
 
