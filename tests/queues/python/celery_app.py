@@ -32,7 +32,7 @@ def record(event: DecisionEvent) -> None:
 
 
 class ScenarioTask(OjsTask):
-    ojs_listeners = (record,)
+    ojs_listeners = tc.listeners(record)
 
 
 @app.task(bind=True, base=ScenarioTask, name="ojs.scenario")
@@ -42,4 +42,9 @@ def scenario(self: Any, job_id: str) -> str:
 
 @app.task(bind=True, base=ScenarioTask, name="ojs.scenario_soft_limit", soft_time_limit=0.5, time_limit=5)
 def scenario_soft_limit(self: Any, job_id: str) -> str:
+    return tc.handle(job_id)
+
+
+@app.task(bind=True, base=ScenarioTask, name="ojs.scenario_hard_limit", time_limit=1)
+def scenario_hard_limit(self: Any, job_id: str) -> str:
     return tc.handle(job_id)

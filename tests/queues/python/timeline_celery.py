@@ -43,7 +43,7 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2, task: str
                 fn.apply_async((job["id"],), task_id=job["id"], queue=queue,
                                headers={POLICY_KEY: scenario["raw_layer"]})
                 continue
-            fn.apply_async((job["id"],), task_id=job["id"], queue=queue, ojs_policy=scenario["policy"])
+            fn.apply_async((job["id"],), task_id=job["id"], queue=queue, ojs_retry_policy=scenario["policy"])
         jobs = rec.collect([j["id"] for j in scenario["jobs"]])
     finally:
         tc.stop_workers(procs)

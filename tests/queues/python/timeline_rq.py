@@ -41,7 +41,7 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2,
                 queue.enqueue(tc.handle, job["id"], job_id=job["id"], job_timeout=timeout,
                               meta={POLICY_KEY: scenario["raw_layer"]})
                 continue
-            ojs.enqueue(queue, tc.handle, job["id"], job_id=f"{job['id']}", ojs_policy=scenario["policy"],
+            ojs.enqueue(queue, tc.handle, job["id"], job_id=f"{job['id']}", ojs_retry_policy=scenario["policy"],
                         job_timeout=timeout)
         jobs = rec.collect([j["id"] for j in scenario["jobs"]])
     finally:
