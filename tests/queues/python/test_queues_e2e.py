@@ -284,7 +284,7 @@ def test_dramatiq_killed_worker_counts_the_attempt(redis_url: str) -> None:
         {"id": ids["killed"], "outcomes": [{"kill": True}]},
         {"id": ids["always_killed"], "outcomes": "always", "always": {"kill": True}},
     ]}
-    env = {"OJS_DRAMATIQ_HEARTBEAT_MS": "1000", "OJS_DRAMATIQ_MAINTENANCE_CHANCE": "1"}
+    env = {"OJS_DRAMATIQ_HEARTBEAT_MS": "1000", "OJS_DRAMATIQ_MAINTENANCE_CHANCE": "1000000"}  # maintenance on every command
     doc = timeline_dramatiq.run(redis_url, scenario, 4, extra_env=env)
     _assert_timelines(doc, scenario, redis_url)
     assert all(r["timed_out"] for rows in doc["jobs"].values() for r in rows if r["action"] != "succeeded")
