@@ -25,6 +25,9 @@ app.conf.update(
     worker_hijack_root_logger=False,
     task_acks_late=True,
 )
+if os.environ.get("OJS_CELERY_VISIBILITY_S"):  # how soon the broker redelivers an unacknowledged task
+    app.conf.broker_transport_options = {"visibility_timeout": float(os.environ["OJS_CELERY_VISIBILITY_S"]),
+                                         "unacked_restore_throttle": 1}
 
 
 def record(event: DecisionEvent) -> None:

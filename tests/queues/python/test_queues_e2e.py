@@ -274,6 +274,23 @@ def test_killed_pool_process_counts_the_attempt(queue: str, redis_url: str) -> N
     assert set(_dead_letters(queue, redis_url, doc)) == {ids["always_killed"]}
 
 
+def test_celery_killed_main_process_runs_as_the_same_attempt(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pins what cannot be counted on Celery: the worker's main process is
+    SIGKILLed (with its pool process) while the task runs. With ``acks_late``
+    the broker redelivers the message after its visibility timeout, and the
+    message is the one first sent (``request.retries`` 0): nothing that ran
+    is in it, so the second run is decided as attempt 1 again."""
+    monkeypatch.setenv("OJS_CELERY_VISIBILITY_S", "2")
+    ids = _ids("celery", "main_killed")
+    scenario = {"policy": POLICY, "jobs": [
+        {"id": ids["main_killed"], "outcomes": [{"kill_parent": True}, {"type": "external.blip"}]}]}
+    doc = _run("celery", redis_url, scenario)
+    got = [(r["attempt"], r["action"]) for r in doc["jobs"][ids["main_killed"]]]
+    # Three runs: killed, failed (decided as attempt 1, not 2), succeeded.
+    assert got == [(1, "retry"), (3, "succeeded")]
+    assert tc.Recorder(redis_url, doc["run"]).starts(ids["main_killed"]) == 3
+
+
 def test_dramatiq_killed_worker_counts_the_attempt(redis_url: str) -> None:
     """The Dramatiq worker process is SIGKILLed by its pid while the attempt
     runs; the broker redelivers the message with ``retries`` unchanged after

@@ -81,7 +81,7 @@ def outcome_for(job: Mapping[str, Any], attempt: int) -> Mapping[str, Any] | Non
 
     Besides ``{"type", "code"}``: ``{"timeout": true}`` sleeps until the
     queue's time limit interrupts it; ``{"kill": true}`` SIGKILLs the process
-    running the handler."""
+    running the handler; ``{"kill_parent": true}`` its parent too."""
     if job["outcomes"] == "always":
         always: Mapping[str, Any] = job["always"]
         return always
@@ -229,6 +229,9 @@ def handle(job_id: str) -> str:
     attempt = rec.start(job_id)
     outcome = outcome_for(job, attempt)
     if outcome is not None and outcome.get("kill"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    if outcome is not None and outcome.get("kill_parent"):  # a Celery pool process: its worker's main process
+        os.kill(os.getppid(), signal.SIGKILL)
         os.kill(os.getpid(), signal.SIGKILL)
     if outcome is not None and outcome.get("raise") == "declined_card":
         raise DeclinedCard(f"attempt {attempt}")
