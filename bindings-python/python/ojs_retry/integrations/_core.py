@@ -66,6 +66,7 @@ __all__ = [
     "Failure",
     "JobError",
     "Listener",
+    "class_of",
     "error_type_of",
     "failure_from_exception",
     "import_optional",
@@ -108,6 +109,17 @@ def import_optional(module: str) -> ModuleType | None:
         return importlib.import_module(module)
     except ImportError:
         return None
+
+
+class _Absent(Exception):
+    """Stands for a class of a queue package that is not installed: never raised."""
+
+
+def class_of(module: ModuleType | None, name: str) -> Any:
+    """``module.<name>``, or a placeholder class when the package is missing,
+    so that the integration module still imports (its ``except`` clauses and
+    base classes need a class)."""
+    return getattr(module, name) if module is not None else _Absent
 
 
 def require(module: ModuleType | None, extra: str) -> ModuleType:

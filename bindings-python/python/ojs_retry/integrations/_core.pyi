@@ -14,6 +14,7 @@ __all__ = [
     "Failure",
     "JobError",
     "Listener",
+    "class_of",
     "error_type_of",
     "failure_from_exception",
     "import_optional",
@@ -33,6 +34,7 @@ POLICY_KEYWORD: Final[str]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 def import_optional(module: str) -> ModuleType | None: ...
+def class_of(module: ModuleType | None, name: str) -> Any: ...
 def require(module: ModuleType | None, extra: str) -> ModuleType: ...
 def renamed_keywords(**old_to_new: str) -> Callable[[_F], _F]: ...
 STATE_KEY: Final[str]

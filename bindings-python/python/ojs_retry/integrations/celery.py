@@ -32,7 +32,6 @@ The job's policy layer and its §10 state travel in the message headers
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -43,6 +42,7 @@ from ._core import (
     Failure,
     JobError,
     Listener,
+    class_of,
     failure_from_exception,
     import_optional,
     now_ms,
@@ -59,17 +59,9 @@ _celery = import_optional("celery")
 _exceptions = import_optional("celery.exceptions")
 _request = import_optional("celery.worker.request")
 _billiard = import_optional("billiard.exceptions")
-_Absent = type("_Absent", (Exception,), {"__doc__": "Stands for a class of the missing package."})
-
-
-def _cls(module: Any, name: str) -> Any:
-    return getattr(module, name) if module is not None else _Absent
-
-
-_CELERY_CONTROL = tuple(_cls(_exceptions, n) for n in ("Retry", "Ignore", "Reject"))
-_TIME_LIMITS = (_cls(_exceptions, "SoftTimeLimitExceeded"), _cls(_exceptions, "TimeLimitExceeded"))
-_WorkerLostError = _cls(_billiard, "WorkerLostError")
-_log = logging.getLogger(__name__)
+_CELERY_CONTROL = tuple(class_of(_exceptions, n) for n in ("Retry", "Ignore", "Reject"))
+_TIME_LIMITS = (class_of(_exceptions, "SoftTimeLimitExceeded"), class_of(_exceptions, "TimeLimitExceeded"))
+_WorkerLostError = class_of(_billiard, "WorkerLostError")
 
 
 def dead_letter_key(queue: str) -> str:
@@ -84,7 +76,7 @@ def _redis_client(url: str) -> Any:
     return redis.Redis.from_url(url)
 
 
-class OjsRequest(_cls(_request, "Request")):  # type: ignore[misc]
+class OjsRequest(class_of(_request, "Request")):  # type: ignore[misc]
     """Celery's worker-side request of an :class:`OjsTask`, in the worker's
     main process: an attempt whose pool process never reported — a hard
     time limit, a killed pool process — is a timed-out attempt the engine
@@ -123,7 +115,7 @@ class OjsRequest(_cls(_request, "Request")):  # type: ignore[misc]
         return out.decision.action == "retry"
 
 
-class OjsTask(_cls(_celery, "Task") if _celery is not None else object):  # type: ignore[misc]
+class OjsTask(class_of(_celery, "Task") if _celery else object):  # type: ignore[misc]
     """A Celery task whose retries an OJS policy decides."""
 
     abstract = True

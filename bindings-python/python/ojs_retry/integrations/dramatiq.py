@@ -58,6 +58,7 @@ from ._core import (
     Failure,
     JobError,
     Listener,
+    class_of,
     error_type_of,
     failure_from_exception,
     import_optional,
@@ -83,11 +84,10 @@ __all__ = [
 
 _middleware = import_optional("dramatiq.middleware")
 _errors = import_optional("dramatiq.errors")
-_Absent = type("_Absent", (Exception,), {"__doc__": "Stands for a class of the missing package."})
 _Middleware: Any = _middleware.Middleware if _middleware else object
-_MiddlewareError: Any = _middleware.MiddlewareError if _middleware else _Absent
-_TimeLimitExceeded: Any = _middleware.TimeLimitExceeded if _middleware else _Absent
-_Retry: Any = _errors.Retry if _errors else _Absent
+_MiddlewareError = class_of(_middleware, "MiddlewareError")
+_TimeLimitExceeded = class_of(_middleware, "TimeLimitExceeded")
+_Retry = class_of(_errors, "Retry")
 
 #: The error type of an attempt whose worker died before it reported.
 LOST_TYPE = "dramatiq.WorkerLost"
