@@ -31,6 +31,7 @@ The job's policy layer and its §10 state travel in the message headers
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Iterable
 from typing import Any, ClassVar
@@ -82,23 +83,27 @@ class OjsRequest(class_of(_request, "Request")):  # type: ignore[misc]
     time limit, a killed pool process — is a timed-out attempt the engine
     decides, instead of Celery's FAILURE or a redelivery as the same one."""
 
-    def on_timeout(self, soft: bool, timeout: float) -> None:
-        if soft or not self._ojs_decide(_TIME_LIMITS[1](timeout), f"hard time limit ({timeout}s)"):
-            super().on_timeout(soft, timeout)
-
     def on_failure(self, exc_info: Any, send_failed_event: bool = True, return_ok: bool = False) -> None:
+        # The pool reports a hard time limit (before calling on_timeout) and a
+        # lost process with return_ok False; what the task itself raised
+        # comes back from the process with return_ok True (already decided).
         exc = getattr(exc_info, "exception", None)
         exc = getattr(exc, "exc", exc)  # billiard wraps it in ExceptionWithTraceback
-        if isinstance(exc, _WorkerLostError) and self._ojs_decide(exc, str(exc)):
+        lost = not return_ok and isinstance(exc, (_WorkerLostError, _TIME_LIMITS[1]))
+        if lost and self._ojs_decide(exc):
             return
         super().on_failure(exc_info, send_failed_event=send_failed_event, return_ok=return_ok)
 
-    def _ojs_decide(self, exc: BaseException, message: str) -> bool:
+    def on_timeout(self, soft: bool, timeout: float) -> None:
+        if not getattr(self, "_ojs_retried", False):  # a retry sent: Celery's FAILURE handling is not to follow
+            super().on_timeout(soft, timeout)
+
+    def _ojs_decide(self, exc: BaseException) -> bool:
         """Decides the lost attempt; True when the retry was sent (and the
         message acknowledged), False when Celery's own failure handling is
         to follow (discard, dead letter after its record was written)."""
         task: OjsTask = self.task
-        failure = Failure(failure_from_exception(exc).type, None, True, message)
+        failure = dataclasses.replace(failure_from_exception(exc), timed_out=True)
         now = now_ms()
         out = task._ojs_transact(self._context, failure, now)
         if out.decision.action == "retry":
@@ -107,6 +112,8 @@ class OjsRequest(class_of(_request, "Request")):  # type: ignore[misc]
                 self._context, countdown=(out.decision.delay_ms or 0) / 1000,
                 retries=int(self._context.retries or 0) + 1, headers=headers,
             ).apply_async()
+            self._ojs_retried = True
+            _request.task_ready(self)  # as Celery's own handlers do: no longer an active request
             if task.acks_late:
                 self.acknowledge()
         else:
