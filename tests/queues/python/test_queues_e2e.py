@@ -152,13 +152,13 @@ def test_failures_the_engine_cannot_store_as_they_are_are_recorded(queue: str, r
     assert {e["message"] for e in dead[ids["surrogate"]]["retry_state"]["errors"]} == {"bad \ufffd byte"}
 
 
-@pytest.mark.parametrize("queue", ["celery", "rq"])
+@pytest.mark.parametrize("queue", QUEUES)
 def test_a_layer_the_workers_refuse_is_dead_lettered_and_the_worker_goes_on(queue: str, redis_url: str) -> None:
     """A job enqueued with the plain queue API carries a layer the workers'
     defaults refuse (PT10M over the default PT5M cap): dead-lettered with the
     fault on its first failure; the one worker then runs the next job."""
     ids = _ids(queue, "refused", "next")
-    runner = {"celery": timeline_celery, "rq": timeline_rq}[queue]
+    runner = {"celery": timeline_celery, "rq": timeline_rq, "dramatiq": timeline_dramatiq}[queue]
     scenario = {"policy": POLICY, "raw_layer": '{"initial_interval": "PT10M"}', "jobs": [
         {"id": ids["refused"], "outcomes": "always", "always": {"type": "external.timeout"}},
         {"id": ids["next"], "outcomes": []},

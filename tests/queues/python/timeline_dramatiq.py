@@ -36,6 +36,13 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2,
         for job in scenario["jobs"]:
             text = validate_job_policy(scenario["policy"])
             message = actor.message_with_options(args=(job["id"],), **{POLICY_KEY: text})
+            if "raw_layer" in scenario:
+                # A producer on the plain queue API: a broker without the middleware.
+                from dramatiq.brokers.redis import RedisBroker
+
+                raw = message.copy(message_id=job["id"], options={POLICY_KEY: scenario["raw_layer"]})
+                RedisBroker(url=redis_url, middleware=[]).enqueue(raw)
+                continue
             dramatiq_app.broker.enqueue(message.copy(message_id=job["id"]))
         jobs = rec.collect([j["id"] for j in scenario["jobs"]])
     finally:
