@@ -153,6 +153,49 @@ def test_failures_the_engine_cannot_store_as_they_are_are_recorded(queue: str, r
 
 
 @pytest.mark.parametrize("queue", QUEUES)
+def test_eleven_failures_with_maximal_messages_stay_readable(queue: str, redis_url: str) -> None:
+    """Eleven 65 536-character messages of control characters (each escapes
+    to six bytes): the state is kept within its budget, so every failure is
+    read back and decided as decide does, and the job is dead-lettered."""
+    ids = _ids(queue, "eleven")
+    policy = {"max_attempts": 11, "initial_interval": "PT0.01S", "max_interval": "PT0.02S",
+              "on_exhaustion": "dead_letter"}
+    scenario = {"policy": policy, "jobs": [
+        {"id": ids["eleven"], "outcomes": "always", "always": {"type": "upstream.noise", "control_message": 65_536}}]}
+    doc = _run(queue, redis_url, scenario)
+    _assert_timelines(doc, scenario, redis_url)
+    record = _dead_letters(queue, redis_url, doc)[ids["eleven"]]
+    assert [e["attempt"] for e in record["retry_state"]["errors"]] == list(range(2, 12))
+    assert "state_budget" in {n["kind"] for n in record["notes"]}
+    assert len(json.dumps(record["retry_state"]).encode()) <= 1 << 20
+
+
+@pytest.mark.parametrize("queue", QUEUES)
+def test_an_unreadable_or_behind_state_is_rebased(queue: str, redis_url: str) -> None:
+    """A producer put a state on the job itself: unreadable text, or a state
+    of attempt 1 while the queue's counter says two attempts ran. The first
+    failure (terminal: max_attempts 1 and 3) is decided on the queue's
+    counter, the state rebased with a note."""
+    from ojs_retry.integrations import Failure, transact
+
+    ids = _ids(queue, "unreadable", "behind")
+    behind = transact(POLICY, None, None, 1, Failure("external.blip"), key=ids["behind"], queue="q", now=0)
+    scenario = {"policy": {**POLICY, "max_attempts": 3}, "jobs": [
+        {"id": ids["unreadable"], "outcomes": "always", "always": {"type": "external.blip"},
+         "carried": {"state": "{not json", "counter": 2}},
+        {"id": ids["behind"], "outcomes": "always", "always": {"type": "external.blip"},
+         "carried": {"state": behind.state_json, "counter": 2}},
+    ]}
+    doc = _run(queue, redis_url, scenario)
+    got = {j: [(r["attempt"], r["action"], r["reason"]) for r in rows] for j, rows in doc["jobs"].items()}
+    assert got == {ids["unreadable"]: [(3, "dead_letter", "exhausted")], ids["behind"]: [(3, "dead_letter", "exhausted")]}
+    dead = _dead_letters(queue, redis_url, doc)
+    assert "state_unreadable" in {n["kind"] for n in dead[ids["unreadable"]]["notes"]}
+    assert "state_rebased" in {n["kind"] for n in dead[ids["behind"]]["notes"]}
+    assert [e["attempt"] for e in dead[ids["behind"]]["retry_state"]["errors"]] == [1, 3]
+
+
+@pytest.mark.parametrize("queue", QUEUES)
 def test_a_layer_the_workers_refuse_is_dead_lettered_and_the_worker_goes_on(queue: str, redis_url: str) -> None:
     """A job enqueued with the plain queue API carries a layer the workers'
     defaults refuse (PT10M over the default PT5M cap): dead-lettered with the

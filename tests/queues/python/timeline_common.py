@@ -212,10 +212,13 @@ class Recorder:
 def message_for(outcome: Mapping[str, Any], attempt: int) -> str:
     """The failure's message: ``"attempt N"``, or what a real failure at
     failure time can carry — ``{"long_message": n}`` (an upstream HTML page:
-    n characters), ``{"surrogate": true}`` (bytes decoded with
+    n characters), ``{"control_message": n}`` (n control characters),
+    ``{"surrogate": true}`` (bytes decoded with
     ``surrogateescape``)."""
     if outcome.get("long_message"):
         return "<html>" + "x" * int(outcome["long_message"])
+    if outcome.get("control_message"):  # each escapes to six bytes in JSON
+        return "\x01" * int(outcome["control_message"])
     if outcome.get("surrogate"):
         return b"bad \xff byte".decode("utf-8", "surrogateescape")
     return f"attempt {attempt}"
