@@ -56,7 +56,7 @@ def native(self: Any, round_id: str) -> int:
 
 
 class Engine(OjsTask):
-    ojs_policy = bl.POLICY
+    ojs_retry_policy = bl.POLICY
 
 
 @app.task(bind=True, base=Engine, name="bench.engine")
@@ -101,8 +101,8 @@ def main() -> None:
     queue = f"bench-celery-enqueue-{tag}"
     enqueue = bl.enqueue_cost(
         lambda i: native.apply_async(("x",), queue=queue),
-        lambda i: engine.apply_async(("x",), queue=queue, ojs_policy=bl.LAYER),
-        lambda i: validate_job_policy(bl.LAYER, Engine.ojs_policy),
+        lambda i: engine.apply_async(("x",), queue=queue, ojs_retry_policy=bl.LAYER),
+        lambda i: validate_job_policy(bl.LAYER, Engine.ojs_retry_policy),
         args.jobs,
     )
     for name in (*names.values(), queue):

@@ -115,7 +115,7 @@ def main() -> None:
     middleware = next(m for m in broker.middleware if isinstance(m, OjsRetries))
     enqueue = bl.enqueue_cost(
         lambda i: actor.send("x"),
-        lambda i: send(actor, "x", ojs_policy=bl.LAYER),
+        lambda i: send(actor, "x", ojs_retry_policy=bl.LAYER),
         # What the middleware does per send: the actor's defaults are resolved
         # once (on the first send) and kept.
         lambda i: validate_job_policy(bl.LAYER, middleware._actor_defaults(broker, actor.actor_name)),

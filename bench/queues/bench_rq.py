@@ -99,7 +99,7 @@ def main() -> None:
     queue = Queue(f"bench-rq-enqueue-{tag}", connection=conn)
     enqueue = bl.enqueue_cost(
         lambda i: queue.enqueue("bench_rq.job", "x", False),
-        lambda i: plain.enqueue(queue, "bench_rq.job", "x", False, ojs_policy=bl.LAYER),
+        lambda i: plain.enqueue(queue, "bench_rq.job", "x", False, ojs_retry_policy=bl.LAYER),
         lambda i: validate_job_policy(bl.LAYER, plain.policy),
         args.jobs,
     )

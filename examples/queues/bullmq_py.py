@@ -26,8 +26,8 @@ async def main() -> None:
     queue = Queue("payments", {"connection": URL})
     # Validated here (RET-16): a bad layer raises PolicyError before Redis sees the job.
     await ojs_bullmq.enqueue(queue, "charge", {"card": "stolen"}, {"jobId": "pay-1"},
-                             policy={"max_attempts": 3}, defaults=DEFAULTS)
-    worker = ojs_bullmq.worker("payments", charge, {"connection": URL}, policy=DEFAULTS)
+                             ojs_retry_policy={"max_attempts": 3}, defaults=DEFAULTS)
+    worker = ojs_bullmq.worker("payments", charge, {"connection": URL}, ojs_retry_policy=DEFAULTS)
     while await queue.getJobState("pay-1") not in ("completed", "failed"):
         await asyncio.sleep(0.05)
     await worker.close()

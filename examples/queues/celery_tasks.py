@@ -15,7 +15,7 @@ app = Celery("shop", broker=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/
 
 class ShopTask(OjsTask):
     # Queue defaults; a preset is a policy like any other: RetryPolicy.preset("celery", ...).
-    ojs_policy = RetryPolicy({"max_attempts": 5, "initial_interval": "PT1S", "on_exhaustion": "dead_letter"})
+    ojs_retry_policy = RetryPolicy({"max_attempts": 5, "initial_interval": "PT1S", "on_exhaustion": "dead_letter"})
 
 
 @app.task(bind=True, base=ShopTask, name="shop.charge")  # type: ignore[untyped-decorator]
@@ -27,4 +27,4 @@ def charge(self: OjsTask, order_id: int) -> str:
 
 def enqueue(order_id: int) -> None:
     # Validated here (PolicyError) before anything reaches Redis.
-    charge.apply_async((order_id,), ojs_policy={"max_attempts": 3})
+    charge.apply_async((order_id,), ojs_retry_policy={"max_attempts": 3})

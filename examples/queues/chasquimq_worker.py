@@ -31,8 +31,8 @@ async def main() -> None:
             decided.set()
 
     await ojs_chasqui.enqueue(queue, "charge", {"card": "stolen"}, job_id="pay-1",
-                              policy={"max_attempts": 3}, defaults=DEFAULTS)
-    worker = ojs_chasqui.worker("payments", charge, redis_url=URL, policy=DEFAULTS,
+                              ojs_retry_policy={"max_attempts": 3}, defaults=DEFAULTS)
+    worker = ojs_chasqui.worker("payments", charge, redis_url=URL, ojs_retry_policy=DEFAULTS,
                                 listeners=[seen], concurrency=10)
     task = asyncio.ensure_future(worker.run())
     await decided.wait()

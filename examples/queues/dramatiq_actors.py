@@ -22,4 +22,4 @@ def charge(order_id: int) -> None:
 
 
 def enqueue(order_id: int) -> None:
-    send(charge, order_id, ojs_policy={"max_attempts": 3})  # PolicyError before Redis
+    send(charge, order_id, ojs_retry_policy={"max_attempts": 3})  # PolicyError before Redis

@@ -21,5 +21,5 @@ def charge(order_id: int) -> str:
 def main() -> None:
     conn = Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     queue = Queue("shop", connection=conn)
-    ojs.enqueue(queue, charge, 42, ojs_policy={"max_attempts": 3})  # PolicyError before Redis
+    ojs.enqueue(queue, charge, 42, ojs_retry_policy={"max_attempts": 3})  # PolicyError before Redis
     Worker([queue], connection=conn, **ojs.worker_kwargs()).work(with_scheduler=True, burst=True)

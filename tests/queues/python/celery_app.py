@@ -25,6 +25,9 @@ app.conf.update(
     worker_hijack_root_logger=False,
     task_acks_late=True,
 )
+if os.environ.get("OJS_CELERY_VISIBILITY_S"):  # how soon the broker redelivers an unacknowledged task
+    app.conf.broker_transport_options = {"visibility_timeout": float(os.environ["OJS_CELERY_VISIBILITY_S"]),
+                                         "unacked_restore_throttle": 1}
 
 
 def record(event: DecisionEvent) -> None:
@@ -32,7 +35,7 @@ def record(event: DecisionEvent) -> None:
 
 
 class ScenarioTask(OjsTask):
-    ojs_listeners = (record,)
+    ojs_listeners = tc.listeners(record)
 
 
 @app.task(bind=True, base=ScenarioTask, name="ojs.scenario")
@@ -42,4 +45,9 @@ def scenario(self: Any, job_id: str) -> str:
 
 @app.task(bind=True, base=ScenarioTask, name="ojs.scenario_soft_limit", soft_time_limit=0.5, time_limit=5)
 def scenario_soft_limit(self: Any, job_id: str) -> str:
+    return tc.handle(job_id)
+
+
+@app.task(bind=True, base=ScenarioTask, name="ojs.scenario_hard_limit", time_limit=1)
+def scenario_hard_limit(self: Any, job_id: str) -> str:
     return tc.handle(job_id)

@@ -24,7 +24,7 @@ def record(event: DecisionEvent) -> None:
 
 def main() -> None:
     conn = redis.Redis.from_url(os.environ[tc.ENV_REDIS])
-    ojs = OjsRetry(listeners=[record])
+    ojs = OjsRetry(listeners=tc.listeners(record))
     queue = Queue(sys.argv[1], connection=conn)
     interval = int(os.environ.get("OJS_RQ_MAINTENANCE_S", "600"))
     worker = Worker([queue], connection=conn, maintenance_interval=interval, **ojs.worker_kwargs())

@@ -156,7 +156,7 @@ def test_celery_preset_runs_like_celery_autoretry(redis_url: str, monkeypatch: p
     presets = {job: RetryPolicy.preset("celery", app_mod.preset_options(task)) for job, task in jobs.items()}
     for job, task in jobs.items():
         app_mod.app.tasks[task].apply_async((job,), task_id=job, queue=native.name)
-        app_mod.engine.apply_async((job,), task_id=job, queue=engine.name, ojs_policy=presets[job])
+        app_mod.engine.apply_async((job,), task_id=job, queue=engine.name, ojs_retry_policy=presets[job])
     _run_both(start, {native: list(jobs), engine: list(jobs)})
 
     client = redis.Redis.from_url(redis_url)
@@ -207,7 +207,7 @@ def test_rq_preset_runs_like_rq_retry(redis_url: str) -> None:
         n_id, e_id = ids[name]["native"], ids[name]["engine"]
         Queue(native.name, connection=client).enqueue(
             pc.fail, n_id, job_id=n_id, retry=Retry(max=opts["max"], interval=opts["interval"]))
-        ojs.enqueue(Queue(engine.name, connection=client), pc.fail, e_id, job_id=e_id, ojs_policy=presets[name])
+        ojs.enqueue(Queue(engine.name, connection=client), pc.fail, e_id, job_id=e_id, ojs_retry_policy=presets[name])
 
     def start(mode: Mode) -> list[Any]:
         return mode.start([sys.executable, str(tc.HERE / "presets_rq_worker.py"), mode.name, mode.mode])

@@ -55,11 +55,15 @@ def _dead_letters(queue: str, redis_url: str, doc: dict[str, Any]) -> dict[str, 
         registry = FailedJobRegistry(queue=Queue(name, connection=client))
         jobs = [Job.fetch(j, connection=client) for j in registry.get_job_ids()]
         return {j.id: j.meta["ojs_dead_letter"] for j in jobs}
+    from ojs_retry.integrations.dramatiq import dead_letter_key
+
+    records = [json.loads(raw) for raw in client.lrange(dead_letter_key(name), 0, -1)]
     from dramatiq.message import Message
 
-    raw = client.hgetall(f"dramatiq:{name}.XQ.msgs")
-    messages = [Message.decode(v) for v in raw.values()]
-    return {m.message_id: m.options["ojs_dead_letter"] for m in messages}
+    # The messages themselves are in Dramatiq's own dead-letter queue.
+    xq = {Message.decode(raw).message_id for raw in client.hgetall(f"dramatiq:{name}.XQ.msgs").values()}
+    assert xq == {r["job_id"] for r in records}
+    return {r["job_id"]: r for r in records}
 
 
 def _assert_timelines(doc: dict[str, Any], scenario: dict[str, Any], redis_url: str) -> None:
@@ -148,13 +152,56 @@ def test_failures_the_engine_cannot_store_as_they_are_are_recorded(queue: str, r
     assert {e["message"] for e in dead[ids["surrogate"]]["retry_state"]["errors"]} == {"bad \ufffd byte"}
 
 
-@pytest.mark.parametrize("queue", ["celery", "rq"])
+@pytest.mark.parametrize("queue", QUEUES)
+def test_eleven_failures_with_maximal_messages_stay_readable(queue: str, redis_url: str) -> None:
+    """Eleven 65 536-character messages of control characters (each escapes
+    to six bytes): the state is kept within its budget, so every failure is
+    read back and decided as decide does, and the job is dead-lettered."""
+    ids = _ids(queue, "eleven")
+    policy = {"max_attempts": 11, "initial_interval": "PT0.01S", "max_interval": "PT0.02S",
+              "on_exhaustion": "dead_letter"}
+    scenario = {"policy": policy, "jobs": [
+        {"id": ids["eleven"], "outcomes": "always", "always": {"type": "upstream.noise", "control_message": 65_536}}]}
+    doc = _run(queue, redis_url, scenario)
+    _assert_timelines(doc, scenario, redis_url)
+    record = _dead_letters(queue, redis_url, doc)[ids["eleven"]]
+    assert [e["attempt"] for e in record["retry_state"]["errors"]] == list(range(2, 12))
+    assert "state_budget" in {n["kind"] for n in record["notes"]}
+    assert len(json.dumps(record["retry_state"]).encode()) <= 1 << 20
+
+
+@pytest.mark.parametrize("queue", QUEUES)
+def test_an_unreadable_or_behind_state_is_rebased(queue: str, redis_url: str) -> None:
+    """A producer put a state on the job itself: unreadable text, or a state
+    of attempt 1 while the queue's counter says two attempts ran. The first
+    failure (terminal: max_attempts 1 and 3) is decided on the queue's
+    counter, the state rebased with a note."""
+    from ojs_retry.integrations import Failure, transact
+
+    ids = _ids(queue, "unreadable", "behind")
+    behind = transact(POLICY, None, None, 1, Failure("external.blip"), key=ids["behind"], queue="q", now=0)
+    scenario = {"policy": {**POLICY, "max_attempts": 3}, "jobs": [
+        {"id": ids["unreadable"], "outcomes": "always", "always": {"type": "external.blip"},
+         "carried": {"state": "{not json", "counter": 2}},
+        {"id": ids["behind"], "outcomes": "always", "always": {"type": "external.blip"},
+         "carried": {"state": behind.state_json, "counter": 2}},
+    ]}
+    doc = _run(queue, redis_url, scenario)
+    got = {j: [(r["attempt"], r["action"], r["reason"]) for r in rows] for j, rows in doc["jobs"].items()}
+    assert got == {ids["unreadable"]: [(3, "dead_letter", "exhausted")], ids["behind"]: [(3, "dead_letter", "exhausted")]}
+    dead = _dead_letters(queue, redis_url, doc)
+    assert "state_unreadable" in {n["kind"] for n in dead[ids["unreadable"]]["notes"]}
+    assert "state_rebased" in {n["kind"] for n in dead[ids["behind"]]["notes"]}
+    assert [e["attempt"] for e in dead[ids["behind"]]["retry_state"]["errors"]] == [1, 3]
+
+
+@pytest.mark.parametrize("queue", QUEUES)
 def test_a_layer_the_workers_refuse_is_dead_lettered_and_the_worker_goes_on(queue: str, redis_url: str) -> None:
     """A job enqueued with the plain queue API carries a layer the workers'
     defaults refuse (PT10M over the default PT5M cap): dead-lettered with the
     fault on its first failure; the one worker then runs the next job."""
     ids = _ids(queue, "refused", "next")
-    runner = {"celery": timeline_celery, "rq": timeline_rq}[queue]
+    runner = {"celery": timeline_celery, "rq": timeline_rq, "dramatiq": timeline_dramatiq}[queue]
     scenario = {"policy": POLICY, "raw_layer": '{"initial_interval": "PT10M"}', "jobs": [
         {"id": ids["refused"], "outcomes": "always", "always": {"type": "external.timeout"}},
         {"id": ids["next"], "outcomes": []},
@@ -193,7 +240,7 @@ def test_celery_refuses_a_bad_policy_before_redis(redis_url: str) -> None:
 
     queue = f"ojs-refuse-{uuid.uuid4().hex[:6]}"
     celery_app.app.conf.broker_url = redis_url
-    _assert_refused(lambda: celery_app.scenario.apply_async(("x",), queue=queue, ojs_policy=BAD))
+    _assert_refused(lambda: celery_app.scenario.apply_async(("x",), queue=queue, ojs_retry_policy=BAD))
     assert redis.Redis.from_url(redis_url).llen(queue) == 0
 
 
@@ -205,7 +252,7 @@ def test_rq_refuses_a_bad_policy_before_redis(redis_url: str) -> None:
     client = redis.Redis.from_url(redis_url)
     queue = Queue(f"ojs-refuse-{uuid.uuid4().hex[:6]}", connection=client)
     job_id = f"refused-{uuid.uuid4().hex[:6]}"
-    _assert_refused(lambda: OjsRetry().enqueue(queue, tc.handle, "x", job_id=job_id, ojs_policy=BAD))
+    _assert_refused(lambda: OjsRetry().enqueue(queue, tc.handle, "x", job_id=job_id, ojs_retry_policy=BAD))
     assert len(queue) == 0 and not client.exists(f"rq:job:{job_id}")
 
 
@@ -217,8 +264,127 @@ def test_dramatiq_refuses_a_bad_policy_before_redis(redis_url: str, monkeypatch:
 
     name = f"ojs-refuse-{uuid.uuid4().hex[:6]}"
     actor = dramatiq_app.declare(name)
-    _assert_refused(lambda: send(actor, "x", ojs_policy=BAD))
+    _assert_refused(lambda: send(actor, "x", ojs_retry_policy=BAD))
     with pytest.raises(PolicyRefused) as info:
         actor.send_with_options(args=("x",), ojs_retry_policy=BAD)
     assert info.value.code == "validation.retry_policy_invalid"
     assert redis.Redis.from_url(redis_url).llen(f"dramatiq:{name}") == 0
+
+
+@pytest.mark.parametrize("queue", QUEUES)
+def test_a_listener_that_raises_changes_nothing(queue: str, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every worker's first listener raises: each decision is still carried
+    out (the timelines are decide's, the dead letters where they belong) and
+    the next listener is still told."""
+    monkeypatch.setenv(tc.ENV_RAISING_LISTENER, "1")
+    ids = _ids(queue, "retry", "dead", "always")
+    scenario = {"policy": POLICY, "jobs": [
+        {"id": ids["retry"], "outcomes": [{"type": "external.blip"}]},
+        {"id": ids["dead"], "outcomes": [{"type": "payment.card_stolen", "code": "DEAD_LETTER"}]},
+        {"id": ids["always"], "outcomes": "always", "always": {"type": "external.timeout"}},
+    ]}
+    doc = _run(queue, redis_url, scenario)
+    _assert_timelines(doc, scenario, redis_url)
+    assert set(_dead_letters(queue, redis_url, doc)) == {ids["dead"], ids["always"]}
+
+
+def test_celery_hard_time_limit_counts_the_attempt(redis_url: str) -> None:
+    """A hard time limit kills the pool process before the task reports:
+    Celery's request hook in the worker's main process decides it as a
+    timed-out attempt (Celery would otherwise record FAILURE and never
+    redeliver it)."""
+    ids = _ids("celery", "slow", "always_slow")
+    scenario = {"policy": {**POLICY, "max_attempts": 2}, "jobs": [
+        {"id": ids["slow"], "outcomes": [{"timeout": True}]},
+        {"id": ids["always_slow"], "outcomes": "always", "always": {"timeout": True}},
+    ]}
+    doc = _run("celery", redis_url, scenario, task="scenario_hard_limit")
+    _assert_timelines(doc, scenario, redis_url)
+    assert set(_dead_letters("celery", redis_url, doc)) == {ids["always_slow"]}
+
+
+@pytest.mark.parametrize("queue", ["celery", "rq"])
+def test_killed_pool_process_counts_the_attempt(queue: str, redis_url: str) -> None:
+    """The process running the handler is SIGKILLed by its pid: Celery's
+    pool process (``WorkerLostError`` in the main process), RQ's work horse."""
+    ids = _ids(queue, "killed", "always_killed")
+    scenario = {"policy": {**POLICY, "max_attempts": 2}, "jobs": [
+        {"id": ids["killed"], "outcomes": [{"kill": True}]},
+        {"id": ids["always_killed"], "outcomes": "always", "always": {"kill": True}},
+    ]}
+    doc = _run(queue, redis_url, scenario)
+    _assert_timelines(doc, scenario, redis_url)
+    assert set(_dead_letters(queue, redis_url, doc)) == {ids["always_killed"]}
+
+
+def test_celery_killed_main_process_runs_as_the_same_attempt(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pins what cannot be counted on Celery: the worker's main process is
+    SIGKILLed (with its pool process) while the task runs. With ``acks_late``
+    the broker redelivers the message after its visibility timeout, and the
+    message is the one first sent (``request.retries`` 0): nothing that ran
+    is in it, so the second run is decided as attempt 1 again."""
+    monkeypatch.setenv("OJS_CELERY_VISIBILITY_S", "2")
+    ids = _ids("celery", "main_killed")
+    scenario = {"policy": POLICY, "jobs": [
+        {"id": ids["main_killed"], "outcomes": [{"kill_parent": True}, {"type": "external.blip"}]}]}
+    doc = _run("celery", redis_url, scenario)
+    got = [(r["attempt"], r["action"]) for r in doc["jobs"][ids["main_killed"]]]
+    # Three runs: killed, failed (decided as attempt 1, not 2), succeeded.
+    assert got == [(1, "retry"), (3, "succeeded")]
+    assert tc.Recorder(redis_url, doc["run"]).starts(ids["main_killed"]) == 3
+
+
+def test_dramatiq_killed_worker_counts_the_attempt(redis_url: str) -> None:
+    """The Dramatiq worker process is SIGKILLed by its pid while the attempt
+    runs; the broker redelivers the message with ``retries`` unchanged after
+    the heartbeat timeout, and the run mark makes it the next attempt. Four
+    workers: each kill takes one."""
+    ids = _ids("dramatiq", "killed", "always_killed")
+    scenario = {"policy": {**POLICY, "max_attempts": 2}, "jobs": [
+        {"id": ids["killed"], "outcomes": [{"kill": True}]},
+        {"id": ids["always_killed"], "outcomes": "always", "always": {"kill": True}},
+    ]}
+    env = {"OJS_DRAMATIQ_HEARTBEAT_MS": "1000", "OJS_DRAMATIQ_MAINTENANCE_CHANCE": "1000000"}  # maintenance on every command
+    doc = timeline_dramatiq.run(redis_url, scenario, 4, extra_env=env)
+    _assert_timelines(doc, scenario, redis_url)
+    assert all(r["timed_out"] for rows in doc["jobs"].values() for r in rows if r["action"] != "succeeded")
+    dead = _dead_letters("dramatiq", redis_url, doc)
+    assert set(dead) == {ids["always_killed"]}
+    assert {e["type"] for e in dead[ids["always_killed"]]["retry_state"]["errors"]} == {"dramatiq.WorkerLost"}
+
+
+def test_dramatiq_throws_is_a_non_retryable_match(redis_url: str) -> None:
+    """The actor's ``throws=(Declined,)``; the handler raises a subclass of
+    it: not retried, dead-lettered (on_exhaustion) as a non-retryable match
+    on the listed class's type."""
+    ids = _ids("dramatiq", "declined")
+    # A message layer setting non_retryable_errors would replace the actor's
+    # list, throws included (a layer replaces lists): this one sets none.
+    policy = {k: v for k, v in POLICY.items() if k != "non_retryable_errors"}
+    scenario = {"policy": policy, "jobs": [
+        {"id": ids["declined"], "outcomes": "always", "always": {"raise": "declined_card"}}]}
+    doc = _run("dramatiq", redis_url, scenario)
+    got = {j: [(r["attempt"], r["action"], r["reason"]) for r in rows] for j, rows in doc["jobs"].items()}
+    assert got == {ids["declined"]: [(1, "dead_letter", "non_retryable")]}
+    record = _dead_letters("dramatiq", redis_url, doc)[ids["declined"]]
+    assert record["decision"]["matched_pattern"] == "timeline_common.Declined"
+    assert record["retry_state"]["errors"][0]["type"] == "timeline_common.Declined"
+
+
+def test_dramatiq_retry_delay_is_that_attempts_delay(redis_url: str) -> None:
+    """``dramatiq.Retry(delay=700)``: the engine decides retry or not
+    (max_attempts 2: one retry, then exhausted); the retry is enqueued with
+    the actor's 700 ms, not the engine's delay."""
+    ids = _ids("dramatiq", "retry_delay")
+    policy = {**POLICY, "max_attempts": 2, "initial_interval": "PT3S", "max_interval": "PT5S"}
+    scenario = {"policy": policy, "jobs": [
+        {"id": ids["retry_delay"], "outcomes": "always", "always": {"raise": "dramatiq.Retry", "delay": 700}}]}
+    doc = _run("dramatiq", redis_url, scenario)
+    rows = doc["jobs"][ids["retry_delay"]]
+    assert [(r["attempt"], r["action"], r["reason"]) for r in rows] == [(1, "retry", "retryable"),
+                                                                       (2, "dead_letter", "exhausted")]
+    # Enqueued with the actor's delay (then moved from the delay queue when
+    # due: Dramatiq enqueues it again without one), not the engine's.
+    enqueues = tc.Recorder(redis_url, doc["run"]).enqueues(ids["retry_delay"])
+    assert enqueues == [[0, None], [1, 700], [1, None]] and rows[0]["delay_ms"] != 700
+    assert set(_dead_letters("dramatiq", redis_url, doc)) == {ids["retry_delay"]}

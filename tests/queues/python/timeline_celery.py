@@ -11,7 +11,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ojs_retry.integrations import POLICY_KEY
+from ojs_retry.integrations import POLICY_KEY, STATE_KEY
 
 import timeline_common as tc
 
@@ -43,7 +43,9 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2, task: str
                 fn.apply_async((job["id"],), task_id=job["id"], queue=queue,
                                headers={POLICY_KEY: scenario["raw_layer"]})
                 continue
-            fn.apply_async((job["id"],), task_id=job["id"], queue=queue, ojs_policy=scenario["policy"])
+            carried = job.get("carried") or {}  # a state / counter a producer put on the job itself
+            extra = {"headers": {STATE_KEY: carried["state"]}, "retries": carried["counter"]} if carried else {}
+            fn.apply_async((job["id"],), task_id=job["id"], queue=queue, ojs_retry_policy=scenario["policy"], **extra)
         jobs = rec.collect([j["id"] for j in scenario["jobs"]])
     finally:
         tc.stop_workers(procs)

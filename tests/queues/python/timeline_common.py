@@ -47,6 +47,27 @@ SCENARIO_PATH = HERE.parent / "scenario.json"
 ENV_REDIS = "OJS_TIMELINE_REDIS"
 ENV_RUN = "OJS_TIMELINE_RUN"
 ENV_SCENARIO = "OJS_TIMELINE_SCENARIO"
+#: Set (to anything) in a worker's environment: a listener that raises is
+#: told each decision before the recorder.
+ENV_RAISING_LISTENER = "OJS_RAISING_LISTENER"
+
+
+class Declined(Exception):
+    """An exception an actor lists in Dramatiq's ``throws``."""
+
+
+class DeclinedCard(Declined):
+    """A subclass of it (Dramatiq matches ``throws`` with ``isinstance``)."""
+
+
+def _raising_listener(event: DecisionEvent) -> None:
+    raise RuntimeError(f"a listener that raises, told about {event.job_id}")
+
+
+def listeners(record: Callable[[DecisionEvent], None]) -> tuple[Callable[[DecisionEvent], None], ...]:
+    """The listeners of a worker: the recorder, after a raising one when
+    ENV_RAISING_LISTENER is set."""
+    return (_raising_listener, record) if os.environ.get(ENV_RAISING_LISTENER) else (record,)
 
 
 def load_scenario(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
@@ -60,7 +81,7 @@ def outcome_for(job: Mapping[str, Any], attempt: int) -> Mapping[str, Any] | Non
 
     Besides ``{"type", "code"}``: ``{"timeout": true}`` sleeps until the
     queue's time limit interrupts it; ``{"kill": true}`` SIGKILLs the process
-    running the handler."""
+    running the handler; ``{"kill_parent": true}`` its parent too."""
     if job["outcomes"] == "always":
         always: Mapping[str, Any] = job["always"]
         return always
@@ -142,6 +163,13 @@ class Recorder:
              "delay_ms": d.delay_ms, "at_ms": event.at_ms, "timed_out": event.failure.timed_out},
         )
 
+    def enqueued(self, job_id: str, retries: int, delay: int | None) -> None:
+        """An enqueue of the job as the queue was asked for it (Dramatiq)."""
+        self.client.rpush(self.key(job_id) + ":enqueued", json.dumps([retries, delay]))
+
+    def enqueues(self, job_id: str) -> list[list[Any]]:
+        return [json.loads(raw) for raw in self.client.lrange(self.key(job_id) + ":enqueued", 0, -1)]
+
     def starts(self, job_id: str) -> int:
         """How many times the handler started for the job."""
         return int(self.client.get(self.key(job_id) + ":starts") or 0)
@@ -184,10 +212,13 @@ class Recorder:
 def message_for(outcome: Mapping[str, Any], attempt: int) -> str:
     """The failure's message: ``"attempt N"``, or what a real failure at
     failure time can carry — ``{"long_message": n}`` (an upstream HTML page:
-    n characters), ``{"surrogate": true}`` (bytes decoded with
+    n characters), ``{"control_message": n}`` (n control characters),
+    ``{"surrogate": true}`` (bytes decoded with
     ``surrogateescape``)."""
     if outcome.get("long_message"):
         return "<html>" + "x" * int(outcome["long_message"])
+    if outcome.get("control_message"):  # each escapes to six bytes in JSON
+        return "\x01" * int(outcome["control_message"])
     if outcome.get("surrogate"):
         return b"bad \xff byte".decode("utf-8", "surrogateescape")
     return f"attempt {attempt}"
@@ -202,6 +233,15 @@ def handle(job_id: str) -> str:
     outcome = outcome_for(job, attempt)
     if outcome is not None and outcome.get("kill"):
         os.kill(os.getpid(), signal.SIGKILL)
+    if outcome is not None and outcome.get("kill_parent"):  # a Celery pool process: its worker's main process
+        os.kill(os.getppid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)
+    if outcome is not None and outcome.get("raise") == "declined_card":
+        raise DeclinedCard(f"attempt {attempt}")
+    if outcome is not None and outcome.get("raise") == "dramatiq.Retry":
+        import dramatiq  # noqa: PLC0415  (only the Dramatiq scenarios raise it)
+
+        raise dramatiq.Retry(f"attempt {attempt}", delay=int(outcome["delay"]))
     if outcome is not None and outcome.get("timeout"):
         for _ in range(600):  # short sleeps: Dramatiq's time limit interrupts between bytecodes
             time.sleep(0.05)

@@ -30,12 +30,22 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2,
     try:
         import dramatiq_app
         from ojs_retry.integrations import validate_job_policy
-        from ojs_retry.integrations._core import POLICY_KEY
+        from ojs_retry.integrations._core import POLICY_KEY, STATE_KEY
 
         actor = dramatiq_app.declare(name)
         for job in scenario["jobs"]:
             text = validate_job_policy(scenario["policy"])
             message = actor.message_with_options(args=(job["id"],), **{POLICY_KEY: text})
+            if "raw_layer" in scenario:
+                # A producer on the plain queue API: a broker without the middleware.
+                from dramatiq.brokers.redis import RedisBroker
+
+                raw = message.copy(message_id=job["id"], options={POLICY_KEY: scenario["raw_layer"]})
+                RedisBroker(url=redis_url, middleware=[]).enqueue(raw)
+                continue
+            carried = job.get("carried") or {}  # a state / counter a producer put on the job itself
+            if carried:
+                message.options.update({STATE_KEY: carried["state"], "retries": carried["counter"]})
             dramatiq_app.broker.enqueue(message.copy(message_id=job["id"]))
         jobs = rec.collect([j["id"] for j in scenario["jobs"]])
     finally:

@@ -15,8 +15,8 @@ from typing import Any
 import redis
 from rq import Queue
 
-from ojs_retry.integrations import POLICY_KEY
-from ojs_retry.integrations.rq import OjsRetry
+from ojs_retry.integrations import POLICY_KEY, STATE_KEY
+from ojs_retry.integrations.rq import ATTEMPTS_META_KEY, OjsRetry
 
 import timeline_common as tc
 
@@ -41,8 +41,10 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2,
                 queue.enqueue(tc.handle, job["id"], job_id=job["id"], job_timeout=timeout,
                               meta={POLICY_KEY: scenario["raw_layer"]})
                 continue
-            ojs.enqueue(queue, tc.handle, job["id"], job_id=f"{job['id']}", ojs_policy=scenario["policy"],
-                        job_timeout=timeout)
+            carried = job.get("carried") or {}  # a state / counter a producer put on the job itself
+            meta = {STATE_KEY: carried["state"], ATTEMPTS_META_KEY: carried["counter"]} if carried else None
+            ojs.enqueue(queue, tc.handle, job["id"], job_id=f"{job['id']}", ojs_retry_policy=scenario["policy"],
+                        job_timeout=timeout, meta=meta)
         jobs = rec.collect([j["id"] for j in scenario["jobs"]])
     finally:
         tc.stop_workers(procs)

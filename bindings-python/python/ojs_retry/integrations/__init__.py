@@ -1,9 +1,11 @@
 """Queue integrations: existing queues' retries decided by an OJS policy.
 
-Each queue has its own module, importing its queue package lazily (install
-it with the matching extra, e.g. ``pip install "ojs-retry[celery]"``):
+Each queue has its own module; it imports without its queue package and,
+when used without it, raises one ``ImportError`` naming the extra to install
+(e.g. ``pip install "ojs-retry[celery]"``). Every module takes a policy by
+the one keyword ``ojs_retry_policy``:
 
-* :mod:`ojs_retry.integrations.celery` — a Celery ``Task`` base class;
+* :mod:`ojs_retry.integrations.celery` — a Celery ``Task`` base class (and its worker-side ``Request``);
 * :mod:`ojs_retry.integrations.rq` — an RQ exception handler and enqueue helper;
 * :mod:`ojs_retry.integrations.dramatiq` — a Dramatiq middleware replacing ``Retries``;
 * :mod:`ojs_retry.integrations.bullmq` — BullMQ for Python;

@@ -31,41 +31,64 @@ which do not depend on the queue:
   computes the same delay for the same attempt), the state to store and,
   for a dead letter, the dead-letter record. It never raises for what the
   job carries; the rebasing, truncation and record are the engine's.
-* :func:`notify` — listeners are told after the decision was carried out;
-  one that raises is logged, never changing the outcome.
+* :func:`notify` / :func:`tell` — listeners are told after the decision was
+  carried out; one that raises is logged, never changing the outcome.
+* :func:`import_optional` / :func:`require` — the one way an integration
+  imports its queue package, and the one message when it is missing.
+* :data:`POLICY_KEYWORD` — the one keyword every integration takes a policy
+  by (``ojs_retry_policy``, the key a job carries it under);
+  :func:`renamed_keywords` keeps the earlier documented names working, with
+  a ``DeprecationWarning``.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
 import json
 import logging
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from types import ModuleType
+from typing import Any, TypeVar
 
 from .. import Decision, HandlerCode, Outcome, PolicyLayer, RetryPolicy, run_transaction
 
 __all__ = [
     "HISTORY_LIMIT",
     "POLICY_KEY",
+    "POLICY_KEYWORD",
     "STATE_KEY",
     "DecisionEvent",
     "Failure",
     "JobError",
     "Listener",
+    "class_of",
     "error_type_of",
     "failure_from_exception",
+    "import_optional",
     "layer_text",
     "notify",
     "now_ms",
+    "renamed_keywords",
+    "require",
     "resolve_policy",
+    "tell",
     "transact",
     "validate_job_policy",
 ]
 
 #: Where a job carries its policy layer (JSON text) in the queue's options.
 POLICY_KEY = "ojs_retry_policy"
+#: The one keyword name for a policy in every integration (the job's layer,
+#: an actor's or task's layer, a worker's defaults): the same word as the key
+#: the job carries it under, so a producer on the plain queue API
+#: (``send_with_options(ojs_retry_policy=...)``, BullMQ's job options) writes
+#: the same name.
+POLICY_KEYWORD = POLICY_KEY
 #: Where a job carries its §10 retry state (JSON text) between attempts.
 STATE_KEY = "ojs_retry_state"
 #: Error history entries kept per job (spec §10.1: at least the newest 10).
@@ -74,6 +97,75 @@ HISTORY_LIMIT = 10
 _HANDLER_CODES = ("RETRY", "DISCARD", "DEAD_LETTER", "FAIL")
 
 _log = logging.getLogger("ojs_retry")
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def import_optional(module: str) -> ModuleType | None:
+    """The queue's module (``"celery.exceptions"``), or None when it cannot
+    be imported: an integration module imports without its extra (stub
+    checks, docs) and says what is missing when used (:func:`require`)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
+class _Absent(Exception):
+    """Stands for a class of a queue package that is not installed: never raised."""
+
+
+def class_of(module: ModuleType | None, name: str) -> Any:
+    """``module.<name>``, or a placeholder class when the package is missing,
+    so that the integration module still imports (its ``except`` clauses and
+    base classes need a class)."""
+    return getattr(module, name) if module is not None else _Absent
+
+
+def require(module: ModuleType | None, extra: str) -> ModuleType:
+    """``module`` when it was imported; otherwise the one ``ImportError`` of
+    every integration: which integration needs which package, and the
+    ``pip install`` line that brings it (``extra`` names both)."""
+    if module is None:
+        raise ImportError(
+            f'ojs_retry.integrations.{extra} needs the "{extra}" package, which is not installed: '
+            f'pip install "ojs-retry[{extra}]"',
+            name=extra,
+        )
+    return module
+
+
+def renamed_keywords(**old_to_new: str) -> Callable[[_F], _F]:
+    """Keeps a keyword's earlier documented name working: it is passed on
+    under the new name with a ``DeprecationWarning``; both at once is a
+    ``TypeError``."""
+
+    def wrap(fn: _F) -> _F:
+        def rename(kwargs: dict[str, Any]) -> dict[str, Any]:
+            for old, new in old_to_new.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{fn.__qualname__}() got both {old}= and {new}=")
+                    warnings.warn(f"{fn.__qualname__}({old}=...) is deprecated: use {new}=",
+                                  DeprecationWarning, stacklevel=3)
+                    kwargs[new] = kwargs.pop(old)
+            return kwargs
+
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def inner_async(*args: Any, **kwargs: Any) -> Any:
+                return await fn(*args, **rename(kwargs))
+
+            return inner_async  # type: ignore[return-value]
+
+        @functools.wraps(fn)
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **rename(kwargs))
+
+        return inner  # type: ignore[return-value]
+
+    return wrap
 
 
 class JobError(Exception):
@@ -248,6 +340,23 @@ class DecisionEvent:
 
 
 Listener = Callable[[DecisionEvent], None]
+
+
+def tell(
+    listeners: Iterable[Listener],
+    system: str,
+    job_id: str,
+    attempt: int,
+    failure: Failure,
+    outcome: Outcome,
+    now: int,
+    **extra: Any,
+) -> None:
+    """Builds the :class:`DecisionEvent` of a carried-out ``outcome`` (``system``:
+    ``"celery"``, ``"rq"``...; ``extra``: e.g. the queue's name) and
+    :func:`notify` its listeners (call it last, after the queue was told)."""
+    event = DecisionEvent(system, job_id, attempt, failure, outcome.decision, now, extra, tuple(outcome.notes))
+    notify(listeners, event)
 
 
 def notify(listeners: Iterable[Listener], event: DecisionEvent) -> None:

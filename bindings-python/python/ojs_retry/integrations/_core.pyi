@@ -1,28 +1,42 @@
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from types import ModuleType
+from typing import Any, Final, TypeVar
 
 from .. import Decision, HandlerCode, Outcome, PolicyLayer, RetryPolicy
 
 __all__ = [
     "HISTORY_LIMIT",
     "POLICY_KEY",
+    "POLICY_KEYWORD",
     "STATE_KEY",
     "DecisionEvent",
     "Failure",
     "JobError",
     "Listener",
+    "class_of",
     "error_type_of",
     "failure_from_exception",
+    "import_optional",
     "layer_text",
     "notify",
     "now_ms",
+    "renamed_keywords",
+    "require",
     "resolve_policy",
+    "tell",
     "transact",
     "validate_job_policy",
 ]
 
 POLICY_KEY: Final[str]
+POLICY_KEYWORD: Final[str]
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+def import_optional(module: str) -> ModuleType | None: ...
+def class_of(module: ModuleType | None, name: str) -> Any: ...
+def require(module: ModuleType | None, extra: str) -> ModuleType: ...
+def renamed_keywords(**old_to_new: str) -> Callable[[_F], _F]: ...
 STATE_KEY: Final[str]
 HISTORY_LIMIT: Final[int]
 
@@ -86,4 +100,14 @@ class DecisionEvent:
 
 Listener = Callable[[DecisionEvent], None]
 
+def tell(
+    listeners: Iterable[Listener],
+    system: str,
+    job_id: str,
+    attempt: int,
+    failure: Failure,
+    outcome: Outcome,
+    now: int,
+    **extra: Any,
+) -> None: ...
 def notify(listeners: Iterable[Listener], event: DecisionEvent) -> None: ...

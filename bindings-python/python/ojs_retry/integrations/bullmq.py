@@ -50,8 +50,11 @@ from ._core import (
     Failure,
     Listener,
     failure_from_exception,
+    import_optional,
     notify,
     now_ms,
+    renamed_keywords,
+    require,
     resolve_policy,
     transact,
     validate_job_policy,
@@ -94,9 +97,7 @@ Handler = Callable[..., Awaitable[Any]]
 
 
 def _bullmq() -> Any:
-    import bullmq  # noqa: PLC0415  (an optional dependency: pip install "ojs-retry[bullmq]")
-
-    return bullmq
+    return require(import_optional("bullmq"), "bullmq")
 
 
 def dead_letter_key(queue_name: str, prefix: str = "bull") -> str:
@@ -104,10 +105,11 @@ def dead_letter_key(queue_name: str, prefix: str = "bull") -> str:
     return f"{prefix}:{queue_name}:dead"
 
 
+@renamed_keywords(policy=POLICY_KEY)
 def job_options(
     opts: Mapping[str, Any] | None = None,
     *,
-    policy: PolicyLayer | RetryPolicy | None = None,
+    ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
     defaults: PolicyLayer | RetryPolicy | None = None,
 ) -> dict[str, Any]:
     """Job options for ``Queue.add`` with the job's policy layer, validated.
@@ -116,7 +118,7 @@ def job_options(
     a bad layer, or one the queue's ``defaults`` refuse. ``attempts`` and
     ``backoff`` are the integration's: the engine decides both.
     """
-    text = validate_job_policy(policy, defaults)
+    text = validate_job_policy(ojs_retry_policy, defaults)
     out = dict(opts or {})
     if text is not None:
         out[POLICY_KEY] = text
@@ -125,17 +127,18 @@ def job_options(
     return out
 
 
+@renamed_keywords(policy=POLICY_KEY)
 async def enqueue(
     queue: Any,
     name: str,
     data: Any,
     opts: Mapping[str, Any] | None = None,
     *,
-    policy: PolicyLayer | RetryPolicy | None = None,
+    ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
     defaults: PolicyLayer | RetryPolicy | None = None,
 ) -> Any:
     """``queue.add`` with :func:`job_options` (validated at enqueue, RET-16)."""
-    return await queue.add(name, data, job_options(opts, policy=policy, defaults=defaults))
+    return await queue.add(name, data, job_options(opts, ojs_retry_policy=ojs_retry_policy, defaults=defaults))
 
 
 async def dead_letters(client: Any, queue_name: str, prefix: str = "bull") -> list[dict[str, Any]]:
@@ -147,24 +150,25 @@ async def dead_letters(client: Any, queue_name: str, prefix: str = "bull") -> li
 class Processor:
     """The worker's processor: runs ``handler(job, token)`` and decides failures.
 
-    ``policy`` is the queue's default layer (a job's own layer goes over it);
+    ``ojs_retry_policy`` is the queue's default layer (a job's own layer goes over it);
     ``listeners`` see every decision carried out; ``timeout_ms`` bounds each
     run (an overrun is a timed-out failure).
     """
 
+    @renamed_keywords(policy=POLICY_KEY)
     def __init__(
         self,
         handler: Handler,
         *,
-        policy: PolicyLayer | RetryPolicy | None = None,
+        ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
         listeners: Iterable[Listener] = (),
         timeout_ms: int | None = None,
     ) -> None:
         self.handler = handler
-        self.defaults = policy
+        self.defaults = ojs_retry_policy
         self.listeners = tuple(listeners)
         self.timeout_ms = timeout_ms
-        resolve_policy(policy)  # a bad default fails here, not at the first failure
+        resolve_policy(ojs_retry_policy)  # a bad default fails here, not at the first failure
 
     async def __call__(self, job: Any, token: str) -> Any:
         bullmq = _bullmq()
@@ -309,12 +313,13 @@ def _text(value: Any) -> str | None:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
+@renamed_keywords(policy=POLICY_KEY)
 def worker(
     name: str,
     handler: Handler,
     opts: Mapping[str, Any] | None = None,
     *,
-    policy: PolicyLayer | RetryPolicy | None = None,
+    ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
     listeners: Iterable[Listener] = (),
     timeout_ms: int | None = None,
 ) -> Any:
@@ -323,7 +328,7 @@ def worker(
     Sets ``settings.backoffStrategy`` and, unless given, a ``maxStalledCount``
     BullMQ never reaches (the engine counts stalls as attempts).
     """
-    processor = Processor(handler, policy=policy, listeners=listeners, timeout_ms=timeout_ms)
+    processor = Processor(handler, ojs_retry_policy=ojs_retry_policy, listeners=listeners, timeout_ms=timeout_ms)
     options = dict(opts or {})
     settings = dict(options.get("settings") or {})
     settings["backoffStrategy"] = processor.backoff_strategy

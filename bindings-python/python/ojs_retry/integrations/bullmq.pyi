@@ -26,7 +26,7 @@ def dead_letter_key(queue_name: str, prefix: str = "bull") -> str: ...
 def job_options(
     opts: Mapping[str, Any] | None = None,
     *,
-    policy: PolicyLayer | RetryPolicy | None = None,
+    ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
     defaults: PolicyLayer | RetryPolicy | None = None,
 ) -> dict[str, Any]: ...
 async def enqueue(
@@ -35,7 +35,7 @@ async def enqueue(
     data: Any,
     opts: Mapping[str, Any] | None = None,
     *,
-    policy: PolicyLayer | RetryPolicy | None = None,
+    ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
     defaults: PolicyLayer | RetryPolicy | None = None,
 ) -> Any: ...
 async def dead_letters(client: Any, queue_name: str, prefix: str = "bull") -> list[dict[str, Any]]: ...
@@ -49,7 +49,7 @@ class Processor:
         self,
         handler: Handler,
         *,
-        policy: PolicyLayer | RetryPolicy | None = None,
+        ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
         listeners: Iterable[Listener] = (),
         timeout_ms: int | None = None,
     ) -> None: ...
@@ -61,7 +61,7 @@ def worker(
     handler: Handler,
     opts: Mapping[str, Any] | None = None,
     *,
-    policy: PolicyLayer | RetryPolicy | None = None,
+    ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
     listeners: Iterable[Listener] = (),
     timeout_ms: int | None = None,
 ) -> Any: ...

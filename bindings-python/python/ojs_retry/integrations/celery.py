@@ -2,10 +2,10 @@
 
     from ojs_retry.integrations.celery import OjsTask, JobError
 
-    @app.task(bind=True, base=OjsTask, ojs_policy={"max_attempts": 5})
+    @app.task(bind=True, base=OjsTask, ojs_retry_policy={"max_attempts": 5})
     def charge(self, order_id): ...
 
-    charge.apply_async((42,), ojs_policy={"on_exhaustion": "dead_letter"})
+    charge.apply_async((42,), ojs_retry_policy={"on_exhaustion": "dead_letter"})
 
 What it maps (docs/integrations.md has the whole table):
 
@@ -13,9 +13,13 @@ What it maps (docs/integrations.md has the whole table):
 * the failure: :func:`~ojs_retry.integrations.failure_from_exception` on
   what the task raised; ``SoftTimeLimitExceeded`` and ``TimeLimitExceeded``
   are timeouts;
+* an attempt that never reported — a hard time limit, a pool process killed
+  (``WorkerLostError``) — is seen by Celery's request hooks in the worker's
+  main process (:class:`OjsRequest`) and decided there as a timed-out attempt;
 * retry: ``self.retry(countdown=delay_ms / 1000)`` (Celery keeps the ETA to
-  the microsecond); ``max_retries`` is ``None`` so Celery never stops a retry
-  the engine decided;
+  the microsecond; from the main process the same message Celery's
+  ``retry_on_worker_lost`` sends); ``max_retries`` is ``None`` so Celery
+  never stops a retry the engine decided;
 * discard: the exception propagates (Celery records FAILURE and acknowledges);
 * dead letter: the engine's dead-letter record (``outcome.dead_letter``) is pushed
   onto the Redis list ``<queue>:dead`` (``ojs_dead_letter_key`` overrides
@@ -27,36 +31,38 @@ The job's policy layer and its §10 state travel in the message headers
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterable, Mapping
+import dataclasses
+import functools
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
-try:
-    from celery import Task as _TaskBase
-    from celery.exceptions import Ignore, Reject, Retry, SoftTimeLimitExceeded, TimeLimitExceeded
-except ImportError:  # the [celery] extra is missing: the module still imports (stubtest, docs)
-    _TaskBase = object
-    Ignore = Reject = Retry = SoftTimeLimitExceeded = TimeLimitExceeded = type("_Missing", (Exception,), {})
-
-from .. import PolicyLayer, RetryPolicy
+from .. import Outcome, PolicyLayer, RetryPolicy
 from ._core import (
     POLICY_KEY,
     STATE_KEY,
-    DecisionEvent,
+    Failure,
     JobError,
     Listener,
+    class_of,
     failure_from_exception,
-    notify,
+    import_optional,
     now_ms,
+    renamed_keywords,
+    require,
+    tell,
     transact,
     validate_job_policy,
 )
 
-__all__ = ["JobError", "OjsTask", "dead_letter_key"]
+__all__ = ["JobError", "OjsRequest", "OjsTask", "dead_letter_key"]
 
-_CELERY_CONTROL = (Retry, Ignore, Reject)
-_clients: dict[str, Any] = {}
-_clients_lock = threading.Lock()
+_celery = import_optional("celery")
+_exceptions = import_optional("celery.exceptions")
+_request = import_optional("celery.worker.request")
+_billiard = import_optional("billiard.exceptions")
+_CELERY_CONTROL = tuple(class_of(_exceptions, n) for n in ("Retry", "Ignore", "Reject"))
+_TIME_LIMITS = (class_of(_exceptions, "SoftTimeLimitExceeded"), class_of(_exceptions, "TimeLimitExceeded"))
+_WorkerLostError = class_of(_billiard, "WorkerLostError")
 
 
 def dead_letter_key(queue: str) -> str:
@@ -64,24 +70,68 @@ def dead_letter_key(queue: str) -> str:
     return f"{queue}:dead"
 
 
+@functools.lru_cache(maxsize=8)  # one client per dead-letter URL (configuration: a handful)
 def _redis_client(url: str) -> Any:
-    import redis
+    import redis  # noqa: PLC0415  (Celery's Redis transport's own dependency)
 
-    with _clients_lock:
-        client = _clients.get(url)
-        if client is None:
-            client = _clients[url] = redis.Redis.from_url(url)
-        return client
+    return redis.Redis.from_url(url)
 
 
-class OjsTask(_TaskBase):  # type: ignore[misc,valid-type]
+class OjsRequest(class_of(_request, "Request")):  # type: ignore[misc]
+    """Celery's worker-side request of an :class:`OjsTask`, in the worker's
+    main process: an attempt whose pool process never reported — a hard
+    time limit, a killed pool process — is a timed-out attempt the engine
+    decides, instead of Celery's FAILURE or a redelivery as the same one."""
+
+    def on_failure(self, exc_info: Any, send_failed_event: bool = True, return_ok: bool = False) -> None:
+        # The pool reports a hard time limit (before calling on_timeout) and a
+        # lost process with return_ok False; what the task itself raised
+        # comes back from the process with return_ok True (already decided).
+        exc = getattr(exc_info, "exception", None)
+        exc = getattr(exc, "exc", exc)  # billiard wraps it in ExceptionWithTraceback
+        lost = not return_ok and isinstance(exc, (_WorkerLostError, _TIME_LIMITS[1]))
+        if lost and self._ojs_decide(exc):
+            return
+        super().on_failure(exc_info, send_failed_event=send_failed_event, return_ok=return_ok)
+
+    def on_timeout(self, soft: bool, timeout: float) -> None:
+        if not getattr(self, "_ojs_retried", False):  # a retry sent: Celery's FAILURE handling is not to follow
+            super().on_timeout(soft, timeout)
+
+    def _ojs_decide(self, exc: BaseException) -> bool:
+        """Decides the lost attempt; True when the retry was sent (and the
+        message acknowledged), False when Celery's own failure handling is
+        to follow (discard, dead letter after its record was written)."""
+        task: OjsTask = self.task
+        failure = dataclasses.replace(failure_from_exception(exc), timed_out=True)
+        now = now_ms()
+        out = task._ojs_transact(self._context, failure, now)
+        if out.decision.action == "retry":
+            headers = task._ojs_headers(self._context, out)
+            task.signature_from_request(
+                self._context, countdown=(out.decision.delay_ms or 0) / 1000,
+                retries=int(self._context.retries or 0) + 1, headers=headers,
+            ).apply_async()
+            self._ojs_retried = True
+            _request.task_ready(self)  # as Celery's own handlers do: no longer an active request
+            if task.acks_late:
+                self.acknowledge()
+        else:
+            task._ojs_dead_letter(self._context, out)
+        task._ojs_tell(self._context, failure, out, now)
+        return out.decision.action == "retry"
+
+
+class OjsTask(class_of(_celery, "Task") if _celery else object):  # type: ignore[misc]
     """A Celery task whose retries an OJS policy decides."""
 
     abstract = True
     #: Never stop a retry the engine decided.
     max_retries = None
+    #: Hard time limits and killed pool processes decided by the engine.
+    Request = OjsRequest
     #: The queue defaults: a policy layer or a ``RetryPolicy`` (a preset too).
-    ojs_policy: ClassVar[PolicyLayer | RetryPolicy | None] = None
+    ojs_retry_policy: ClassVar[PolicyLayer | RetryPolicy | None] = None
     #: Called with every decision carried out (in the worker process).
     ojs_listeners: ClassVar[Iterable[Listener]] = ()
     #: The Redis list for dead-lettered tasks (default ``<queue>:dead``).
@@ -89,11 +139,18 @@ class OjsTask(_TaskBase):  # type: ignore[misc,valid-type]
     #: The Redis holding that list (default: the app's broker URL).
     ojs_dead_letter_url: ClassVar[str | None] = None
     #: Exceptions counted as timeouts besides ``TimeoutError``.
-    ojs_timeout_types: ClassVar[tuple[type[BaseException], ...]] = (
-        SoftTimeLimitExceeded,
-        TimeLimitExceeded,
-    )
+    ojs_timeout_types: ClassVar[tuple[type[BaseException], ...]] = _TIME_LIMITS
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        require(_celery, "celery")
+        if "ojs_policy" in cls.__dict__:  # the name documented before ``ojs_retry_policy``
+            import warnings  # noqa: PLC0415
+
+            warnings.warn("OjsTask.ojs_policy is deprecated: use ojs_retry_policy", DeprecationWarning, stacklevel=2)
+            cls.ojs_retry_policy = cls.__dict__["ojs_policy"]
+        super().__init_subclass__(**kwargs)
+
+    @renamed_keywords(ojs_policy=POLICY_KEY)
     def apply_async(
         self,
         args: Any = None,
@@ -104,19 +161,17 @@ class OjsTask(_TaskBase):  # type: ignore[misc,valid-type]
         link_error: Any = None,
         shadow: str | None = None,
         *,
-        ojs_policy: PolicyLayer | RetryPolicy | None = None,
+        ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
         **options: Any,
     ) -> Any:
-        """``Task.apply_async`` validating the job's ``ojs_policy`` first.
+        """``Task.apply_async`` validating the job's ``ojs_retry_policy`` first.
 
         Raises :class:`ojs_retry.PolicyError` before anything is sent.
         """
-        text = validate_job_policy(ojs_policy, self.ojs_policy)
+        text = validate_job_policy(ojs_retry_policy, self.ojs_retry_policy)
         if text is not None:
             options["headers"] = {**(options.get("headers") or {}), POLICY_KEY: text}
-        return super().apply_async(
-            args, kwargs, task_id, producer, link, link_error, shadow, **options
-        )
+        return super().apply_async(args, kwargs, task_id, producer, link, link_error, shadow, **options)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -127,39 +182,50 @@ class OjsTask(_TaskBase):  # type: ignore[misc,valid-type]
             self._ojs_failed(exc)
             raise
 
-    def _ojs_headers(self) -> Mapping[str, Any]:
-        headers = self.request.headers or {}
-        return {k: headers.get(k, getattr(self.request, k, None)) for k in (POLICY_KEY, STATE_KEY)}
-
     def _ojs_failed(self, exc: Exception) -> None:
         """Decides and carries out; returns only for discard / dead letter."""
-        request = self.request
-        carried = self._ojs_headers()
         failure = failure_from_exception(exc, timeout_types=self.ojs_timeout_types)
-        attempt = int(request.retries or 0) + 1
         now = now_ms()
-        queue = (request.delivery_info or {}).get("routing_key") or self.app.conf.task_default_queue
-        out = transact(
-            self.ojs_policy,
-            carried[POLICY_KEY],
-            carried[STATE_KEY],
-            attempt,
+        out = self._ojs_transact(self.request, failure, now)
+        if out.decision.action == "retry":
+            headers = self._ojs_headers(self.request, out)
+            retry = self.retry(exc=exc, countdown=(out.decision.delay_ms or 0) / 1000, headers=headers, throw=False)
+            self._ojs_tell(self.request, failure, out, now)
+            raise retry
+        self._ojs_dead_letter(self.request, out)
+        self._ojs_tell(self.request, failure, out, now)
+
+    @staticmethod
+    def _ojs_carried(request: Any, key: str) -> Any:
+        return (request.headers or {}).get(key, getattr(request, key, None))
+
+    def _ojs_queue(self, request: Any) -> str:
+        return str((request.delivery_info or {}).get("routing_key") or self.app.conf.task_default_queue)
+
+    def _ojs_transact(self, request: Any, failure: Failure, now: int) -> Outcome:
+        return transact(
+            self.ojs_retry_policy,
+            self._ojs_carried(request, POLICY_KEY),
+            self._ojs_carried(request, STATE_KEY),
+            int(request.retries or 0) + 1,
             failure,
             key=str(request.id),
-            queue=queue,
+            queue=self._ojs_queue(request),
             job={"task": self.name, "args": request.args, "kwargs": request.kwargs},
             now=now,
         )
-        decision = out.decision
-        event = DecisionEvent("celery", str(request.id), attempt, failure, decision, now, {"queue": queue}, out.notes)
-        if decision.action == "retry":
-            headers = {**(request.headers or {}), POLICY_KEY: carried[POLICY_KEY], STATE_KEY: out.state_json}
-            delay_ms = decision.delay_ms or 0
-            retry = self.retry(exc=exc, countdown=delay_ms / 1000, headers=headers, throw=False)
-            notify(self.ojs_listeners, event)
-            raise retry
-        if decision.action == "dead_letter":
-            key = self.ojs_dead_letter_key or dead_letter_key(queue)
-            url = self.ojs_dead_letter_url or self.app.conf.broker_url
-            _redis_client(url).rpush(key, out.dead_letter or "null")
-        notify(self.ojs_listeners, event)
+
+    def _ojs_headers(self, request: Any, out: Outcome) -> dict[str, Any]:
+        """The retry's headers: the job's layer as it came, the new state."""
+        return {**(request.headers or {}), POLICY_KEY: self._ojs_carried(request, POLICY_KEY),
+                STATE_KEY: out.state_json}
+
+    def _ojs_dead_letter(self, request: Any, out: Outcome) -> None:
+        if out.decision.action == "dead_letter":
+            key = self.ojs_dead_letter_key or dead_letter_key(self._ojs_queue(request))
+            _redis_client(self.ojs_dead_letter_url or self.app.conf.broker_url).rpush(key, out.dead_letter or "null")
+
+    def _ojs_tell(self, request: Any, failure: Failure, out: Outcome, now: int) -> None:
+        attempt = int(request.retries or 0) + 1
+        tell(self.ojs_listeners, "celery", str(request.id), attempt, failure, out, now,
+             queue=self._ojs_queue(request))

@@ -5,16 +5,23 @@ from .. import PolicyLayer, RetryPolicy
 from ._core import JobError as JobError
 from ._core import Listener
 
-__all__ = ["JobError", "OjsTask", "dead_letter_key"]
+__all__ = ["JobError", "OjsRequest", "OjsTask", "dead_letter_key"]
 
 def dead_letter_key(queue: str) -> str: ...
+
+class OjsRequest:
+    """``celery.worker.request.Request`` at run time."""
+
+    def on_timeout(self, soft: bool, timeout: float) -> None: ...
+    def on_failure(self, exc_info: Any, send_failed_event: bool = True, return_ok: bool = False) -> None: ...
 
 class OjsTask:
     """A Celery ``Task`` base class (``celery.Task`` at run time)."""
 
     abstract: ClassVar[bool]
     max_retries: ClassVar[int | None]
-    ojs_policy: ClassVar[PolicyLayer | RetryPolicy | None]
+    Request: ClassVar[type[OjsRequest]]
+    ojs_retry_policy: ClassVar[PolicyLayer | RetryPolicy | None]
     ojs_listeners: ClassVar[Iterable[Listener]]
     ojs_dead_letter_key: ClassVar[str | None]
     ojs_dead_letter_url: ClassVar[str | None]
@@ -29,7 +36,8 @@ class OjsTask:
         link_error: Any = None,
         shadow: str | None = None,
         *,
-        ojs_policy: PolicyLayer | RetryPolicy | None = None,
+        ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
         **options: Any,
     ) -> Any: ...
+    def __init_subclass__(cls, **kwargs: Any) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

@@ -39,12 +39,16 @@ from typing import Any
 
 from .. import PolicyLayer, RetryPolicy
 from ._core import (
+    POLICY_KEY,
     DecisionEvent,
     Failure,
     Listener,
     failure_from_exception,
+    import_optional,
     notify,
     now_ms,
+    renamed_keywords,
+    require,
     resolve_policy,
     transact,
     validate_job_policy,
@@ -71,16 +75,15 @@ UserHandler = Callable[[Any], Awaitable[Any]]
 
 
 def _chasquimq() -> Any:
-    import chasquimq  # noqa: PLC0415  (an optional dependency: pip install "ojs-retry[chasquimq]")
-
-    return chasquimq
+    return require(import_optional("chasquimq"), "chasquimq")
 
 
+@renamed_keywords(policy=POLICY_KEY)
 def envelope(
     data: Any,
     *,
     job_id: str | None = None,
-    policy: PolicyLayer | RetryPolicy | None = None,
+    ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
     defaults: PolicyLayer | RetryPolicy | None = None,
 ) -> dict[str, Any]:
     """The payload for ``Queue.add``: ``data`` with the job's layer, validated.
@@ -88,22 +91,23 @@ def envelope(
     Raises :class:`ojs_retry.PolicyError` (before anything reaches Redis) for
     a bad layer, or one the queue's ``defaults`` refuse.
     """
-    text = validate_job_policy(policy, defaults)
+    text = validate_job_policy(ojs_retry_policy, defaults)
     return {ENVELOPE_KEY: {"id": job_id, "policy": text, "attempts": 0, "state": None}, "data": data}
 
 
+@renamed_keywords(policy=POLICY_KEY)
 async def enqueue(
     queue: Any,
     name: str,
     data: Any,
     *,
     job_id: str | None = None,
-    policy: PolicyLayer | RetryPolicy | None = None,
+    ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
     defaults: PolicyLayer | RetryPolicy | None = None,
     delay_ms: int | None = None,
 ) -> Any:
     """``queue.add`` of :func:`envelope` (validated at enqueue, RET-16)."""
-    payload = envelope(data, job_id=job_id, policy=policy, defaults=defaults)
+    payload = envelope(data, job_id=job_id, ojs_retry_policy=ojs_retry_policy, defaults=defaults)
     return await queue.add(name, payload, job_id=job_id, delay_ms=delay_ms)
 
 
@@ -131,17 +135,18 @@ class Handler:
 
     ``queue`` is a ``chasquimq.Queue`` of the same queue (re-publishes go
     through it); ``redis`` a ``redis.asyncio`` client of the same server (the
-    run marks); ``policy`` the queue's default layer; ``timeout_ms`` bounds
+    run marks); ``ojs_retry_policy`` the queue's default layer; ``timeout_ms`` bounds
     each run (an overrun is a timed-out failure).
     """
 
+    @renamed_keywords(policy=POLICY_KEY)
     def __init__(
         self,
         handler: UserHandler,
         *,
         queue: Any,
         redis: Any,
-        policy: PolicyLayer | RetryPolicy | None = None,
+        ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
         listeners: Iterable[Listener] = (),
         timeout_ms: int | None = None,
         track_redeliveries: bool = True,
@@ -150,11 +155,11 @@ class Handler:
         self.track_redeliveries = track_redeliveries
         self.queue = queue
         self.redis = redis
-        self.defaults = policy
+        self.defaults = ojs_retry_policy
         self.listeners = tuple(listeners)
         self.timeout_ms = timeout_ms
         self._pending: set[asyncio.Future[Any]] = set()
-        resolve_policy(policy)  # a bad default fails here, not at the first failure
+        resolve_policy(ojs_retry_policy)  # a bad default fails here, not at the first failure
 
     async def __call__(self, job: Any) -> Any:
         chasquimq = _chasquimq()
@@ -239,12 +244,13 @@ def _failure_of(exc: BaseException, chasquimq: Any) -> Failure:
     return failure_from_exception(exc, timeout_types=(asyncio.TimeoutError,))
 
 
+@renamed_keywords(policy=POLICY_KEY)
 def worker(
     queue_name: str,
     handler: UserHandler,
     *,
     redis_url: str,
-    policy: PolicyLayer | RetryPolicy | None = None,
+    ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
     listeners: Iterable[Listener] = (),
     timeout_ms: int | None = None,
     track_redeliveries: bool = True,
@@ -263,7 +269,7 @@ def worker(
         handler,
         queue=chasquimq.Queue(queue_name, redis_url=redis_url),
         redis=aioredis.from_url(redis_url),
-        policy=policy,
+        ojs_retry_policy=ojs_retry_policy,
         listeners=listeners,
         timeout_ms=timeout_ms,
         track_redeliveries=track_redeliveries,

@@ -23,7 +23,7 @@ def envelope(
     data: Any,
     *,
     job_id: str | None = None,
-    policy: PolicyLayer | RetryPolicy | None = None,
+    ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
     defaults: PolicyLayer | RetryPolicy | None = None,
 ) -> dict[str, Any]: ...
 async def enqueue(
@@ -32,7 +32,7 @@ async def enqueue(
     data: Any,
     *,
     job_id: str | None = None,
-    policy: PolicyLayer | RetryPolicy | None = None,
+    ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
     defaults: PolicyLayer | RetryPolicy | None = None,
     delay_ms: int | None = None,
 ) -> Any: ...
@@ -52,7 +52,7 @@ class Handler:
         *,
         queue: Any,
         redis: Any,
-        policy: PolicyLayer | RetryPolicy | None = None,
+        ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
         listeners: Iterable[Listener] = (),
         timeout_ms: int | None = None,
         track_redeliveries: bool = True,
@@ -65,7 +65,7 @@ def worker(
     handler: UserHandler,
     *,
     redis_url: str,
-    policy: PolicyLayer | RetryPolicy | None = None,
+    ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
     listeners: Iterable[Listener] = (),
     timeout_ms: int | None = None,
     track_redeliveries: bool = True,

@@ -5,83 +5,101 @@
     broker = RedisBroker(url=..., middleware=middleware_without_retries())
     broker.add_middleware(OjsRetries({"max_attempts": 5, "on_exhaustion": "dead_letter"}))
 
-    @dramatiq.actor(ojs_retry_policy={"max_attempts": 3})
+    @dramatiq.actor(ojs_retry_policy={"max_attempts": 3}, throws=(ValidationError,))
     def charge(order_id): ...
 
-    send(charge, 42, ojs_policy={"initial_interval": "PT2S"})
+    send(charge, 42, ojs_retry_policy={"initial_interval": "PT2S"})
 
 Layers: the middleware's defaults <- the actor's ``ojs_retry_policy`` option
 <- the message's ``ojs_retry_policy`` option. :func:`send` validates the
-message's layer before anything reaches Redis (``PolicyError``); a message
-sent with ``send_with_options(ojs_retry_policy=...)`` directly is checked in
-``before_enqueue``, which raises :class:`PolicyRefused` (Dramatiq lets only
-its ``MiddlewareError`` through ``before_*`` hooks).
+message's layer before anything reaches the broker (``PolicyError``); a
+message sent with ``send_with_options(ojs_retry_policy=...)`` directly is
+checked in ``before_enqueue``, which raises :class:`PolicyRefused` (Dramatiq
+lets only its ``MiddlewareError`` through ``before_*`` hooks).
 
 What it maps:
 
 * attempt = ``message.options["retries"] + 1`` (Dramatiq counts from 0);
 * the failure: :func:`~ojs_retry.integrations.failure_from_exception`;
-  ``dramatiq.middleware.TimeLimitExceeded`` is a timeout;
-* retry: ``retries`` + 1 and ``broker.enqueue(message, delay=delay_ms)``
-  (Dramatiq's delay queue, in ms);
-* dead letter: ``message.fail()``: the Redis broker moves the message to the
-  queue's dead-letter queue ``<queue>.XQ``; the message stored there carries
-  the dead-letter record in its ``ojs_dead_letter`` option;
+  ``dramatiq.middleware.TimeLimitExceeded`` is a timeout; an exception of
+  the actor's ``throws`` is a non-retryable match: the listed classes' types
+  are added to the actor's ``non_retryable_errors``, and an instance of a
+  subclass is recorded under the listed class's type (Dramatiq matches with
+  ``isinstance``, the engine matches type strings);
+* an attempt whose worker died (the broker redelivers the message with
+  ``retries`` unchanged) is found by a run mark — ``add`` on a Dramatiq
+  rate-limiter backend, set when an attempt starts — and decided as a
+  timed-out attempt before anything runs again;
+* retry: ``retries`` + 1 and ``broker.enqueue(message, delay=...)``, the
+  delay the engine's, or the one of a ``dramatiq.Retry(delay=...)`` raised
+  by the actor (the engine still decides whether it is retried);
+* dead letter: ``message.fail()`` (the broker's dead-letter queue, ``.XQ``);
+  the dead-letter record goes to :attr:`OjsRetries.dead_letters` (on a
+  Redis broker the list ``<namespace>:<queue>:dead``);
 * discard: the message is acknowledged (gone).
 
 Dramatiq swallows exceptions raised in ``after_process_message``; if the
-middleware cannot decide (a bad policy layer on the message, Redis down), it
-logs the error and fails the message into ``.XQ`` rather than letting
-Dramatiq acknowledge it as done.
+middleware cannot decide (the broker unreachable), it logs the error and
+fails the message into ``.XQ`` rather than letting Dramatiq acknowledge it.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import logging
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable
 from typing import Any
 
-try:
-    from dramatiq.middleware import Middleware, MiddlewareError, Retries, TimeLimitExceeded, default_middleware
-except ImportError:  # the [dramatiq] extra is missing: the module still imports (stubtest, docs)
-    Middleware = object
-    MiddlewareError = TimeLimitExceeded = type("_Missing", (Exception,), {})
-    Retries = None
-    default_middleware = []
-
-from .. import PolicyError, PolicyLayer, RetryPolicy
+from .. import Outcome, PolicyError, PolicyLayer, RetryPolicy
 from ._core import (
     POLICY_KEY,
     STATE_KEY,
-    DecisionEvent,
+    Failure,
     JobError,
     Listener,
+    class_of,
+    error_type_of,
     failure_from_exception,
+    import_optional,
     layer_text,
-    notify,
     now_ms,
+    renamed_keywords,
+    require,
     resolve_policy,
+    tell,
     transact,
     validate_job_policy,
 )
 
 __all__ = [
-    "DEAD_LETTER_OPTION",
+    "LOST_TYPE",
     "JobError",
     "OjsRetries",
     "PolicyRefused",
+    "dead_letter_key",
     "middleware_without_retries",
     "send",
 ]
 
-#: The option of a dead-lettered message (in ``.XQ``) holding its record.
-DEAD_LETTER_OPTION = "ojs_dead_letter"
+_middleware = import_optional("dramatiq.middleware")
+_errors = import_optional("dramatiq.errors")
+_Middleware: Any = _middleware.Middleware if _middleware else object
+_MiddlewareError = class_of(_middleware, "MiddlewareError")
+_TimeLimitExceeded = class_of(_middleware, "TimeLimitExceeded")
+_Retry = class_of(_errors, "Retry")
 
+#: The error type of an attempt whose worker died before it reported.
+LOST_TYPE = "dramatiq.WorkerLost"
+#: How long a run mark is kept (ms): a message redelivered later than this
+#: after its worker died is run again as the same attempt.
+MARK_TTL_MS = 24 * 3600 * 1000
+
+DeadLetters = Callable[[Any, Any, str], None]
 _log = logging.getLogger(__name__)
 
 
-class PolicyRefused(MiddlewareError):  # type: ignore[misc,valid-type]
+class PolicyRefused(_MiddlewareError):  # type: ignore[misc]
     """A message's policy refused in ``before_enqueue``; ``error`` is the PolicyError."""
 
     def __init__(self, error: PolicyError) -> None:
@@ -91,75 +109,95 @@ class PolicyRefused(MiddlewareError):  # type: ignore[misc,valid-type]
         self.field = error.field
 
 
-def middleware_without_retries() -> list[Middleware]:
+def dead_letter_key(queue: str, namespace: str = "dramatiq") -> str:
+    """The Redis list of a Redis broker's dead-letter records: ``<namespace>:<queue>:dead``."""
+    return f"{namespace}:{queue}:dead"
+
+
+def middleware_without_retries() -> list[Any]:
     """Dramatiq's default middleware, without ``Retries``."""
-    return [m() for m in default_middleware if m is not Retries]
+    mw = require(_middleware, "dramatiq")
+    return [m() for m in mw.default_middleware if m is not mw.Retries]
 
 
-def send(
-    actor: Any,
-    *args: Any,
-    ojs_policy: PolicyLayer | RetryPolicy | None = None,
-    **kwargs: Any,
-) -> Any:
-    """``actor.send`` validating the message's ``ojs_policy`` first.
+@renamed_keywords(ojs_policy=POLICY_KEY)
+def send(actor: Any, *args: Any, ojs_retry_policy: PolicyLayer | RetryPolicy | None = None, **kwargs: Any) -> Any:
+    """``actor.send`` validating the message's ``ojs_retry_policy`` first.
 
-    Raises :class:`ojs_retry.PolicyError` before anything reaches Redis. The
-    check is the middleware's ``before_enqueue`` (once per message; here
+    Raises :class:`ojs_retry.PolicyError` before anything reaches the broker.
+    The check is the middleware's ``before_enqueue`` (once per message; here
     when the broker has no :class:`OjsRetries`).
     """
-    if ojs_policy is None:
+    if ojs_retry_policy is None:
         return actor.send_with_options(args=args, kwargs=kwargs)
-    if _find(actor.broker) is None:
-        validate_job_policy(ojs_policy)
+    if not any(isinstance(m, OjsRetries) for m in actor.broker.middleware):
+        validate_job_policy(ojs_retry_policy)
     try:
-        return actor.send_with_options(args=args, kwargs=kwargs, **{POLICY_KEY: layer_text(ojs_policy)})
+        return actor.send_with_options(args=args, kwargs=kwargs, **{POLICY_KEY: layer_text(ojs_retry_policy)})
     except PolicyRefused as refused:
         raise refused.error from None
 
 
-def _find(broker: Any) -> OjsRetries | None:
-    for middleware in broker.middleware:
-        if isinstance(middleware, OjsRetries):
-            return middleware
-    return None
+def _throws(options: Any) -> tuple[type[BaseException], ...]:
+    throws = options.get("throws") or ()
+    return tuple(throws) if isinstance(throws, (tuple, list)) else (throws,)
 
 
-class OjsRetries(Middleware):  # type: ignore[misc,valid-type]
-    """Decides every failed message with the engine and carries it out."""
+class OjsRetries(_Middleware):  # type: ignore[misc]
+    """Decides every failed message with the engine and carries it out.
 
+    ``marks``: where run marks go — any Dramatiq rate-limiter backend (its
+    ``add``); by default the broker's own Redis on a Redis broker, and none
+    on another broker (an attempt whose worker died is then run again as the
+    same attempt). ``dead_letters(broker, message, record)``: where a
+    dead-letter record goes; by default the Redis list
+    :func:`dead_letter_key` on a Redis broker, and the log elsewhere.
+    """
+
+    @renamed_keywords(policy=POLICY_KEY)
     def __init__(
         self,
-        policy: PolicyLayer | RetryPolicy | None = None,
+        ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
         *,
         listeners: Iterable[Listener] = (),
         timeout_types: Iterable[type[BaseException]] = (),
+        marks: Any = None,
+        dead_letters: DeadLetters | None = None,
     ) -> None:
-        resolve_policy(policy)
-        self.policy = policy
+        require(_middleware, "dramatiq")
+        resolve_policy(ojs_retry_policy)
+        self.policy = ojs_retry_policy
         self.listeners = tuple(listeners)
-        self.timeout_types = (TimeLimitExceeded, *timeout_types)
+        self.timeout_types = (_TimeLimitExceeded, *timeout_types)
+        self.marks = marks
+        self.dead_letters = dead_letters or _default_dead_letters
         # Each actor's defaults, resolved once: an actor's options are fixed
-        # when it is declared.
+        # when it is declared, and only declared actors get here (bounded).
         self._defaults: dict[str, RetryPolicy | None] = {}
 
     @property
     def actor_options(self) -> set[str]:
-        return {POLICY_KEY}
+        return {POLICY_KEY, "throws"}
 
     def actor_defaults(self, actor_options: dict[str, Any]) -> RetryPolicy | None:
-        """The middleware's defaults <- the actor's ``ojs_retry_policy``.
+        """The middleware's defaults <- the actor's ``ojs_retry_policy``, with
+        the types of its ``throws`` added to ``non_retryable_errors``.
 
-        None when neither is set, so a message may carry a whole policy of
-        its own, a preset too (a preset merges with no other layer).
+        None when none is set, so a message may carry a whole policy of its
+        own, a preset too (a preset merges with no other layer and carries
+        its own ``throws``).
         """
         layer = actor_options.get(POLICY_KEY)
-        if self.policy is None and layer is None:
+        throws = _throws(actor_options)
+        if self.policy is None and layer is None and not throws:
             return None
-        return resolve_policy(self.policy, layer)
+        policy = resolve_policy(self.policy, layer)
+        listed = list(dict.fromkeys([*policy.non_retryable_errors, *map(error_type_of, throws)]))
+        if policy.preset_system is not None or len(listed) == len(policy.non_retryable_errors):
+            return policy
+        return RetryPolicy.merge(policy.to_json(), {"non_retryable_errors": listed})
 
     def _actor_defaults(self, broker: Any, actor_name: str) -> RetryPolicy | None:
-        """:meth:`actor_defaults` of the named actor, resolved once."""
         if actor_name not in self._defaults:
             self._defaults[actor_name] = self.actor_defaults(broker.get_actor(actor_name).options)
         return self._defaults[actor_name]
@@ -182,19 +220,36 @@ class OjsRetries(Middleware):  # type: ignore[misc,valid-type]
             raise PolicyRefused(error) from error
         message.options[POLICY_KEY] = text
 
+    def before_process_message(self, broker: Any, message: Any) -> None:
+        """Marks the attempt started; a mark already there means the worker
+        that started this attempt died before it reported."""
+        marks = self._marks(broker)
+        if marks is None:
+            return
+        key = f"ojs_retry:run:{message.queue_name}:{message.message_id}:{message.options.get('retries', 0)}"
+        if marks.add(key, 1, MARK_TTL_MS):
+            return
+        lost = Failure(LOST_TYPE, None, True, "the worker running this attempt stopped before it reported")
+        self._decide(broker, message, lost, None)
+        raise require(_middleware, "dramatiq").SkipMessage("decided as a lost attempt")
+
     def after_process_message(
         self, broker: Any, message: Any, *, result: Any = None, exception: BaseException | None = None
     ) -> None:
         if exception is None:
             return
         try:
-            self._decide(broker, message, exception)
+            self._decide(broker, message, self._failure(broker, message, exception), exception)
         except Exception:
             _log.exception("ojs_retry: could not decide message %s; failing it into .XQ", message.message_id)
             message.fail()
 
-    def _decide(self, broker: Any, message: Any, exception: BaseException) -> None:
+    def _failure(self, broker: Any, message: Any, exception: BaseException) -> Failure:
         failure = failure_from_exception(exception, timeout_types=self.timeout_types)
+        thrown = [c for c in _throws(broker.get_actor(message.actor_name).options) if isinstance(exception, c)]
+        return dataclasses.replace(failure, type=error_type_of(thrown[0])) if thrown else failure
+
+    def _decide(self, broker: Any, message: Any, failure: Failure, exception: BaseException | None) -> None:
         attempt = int(message.options.get("retries", 0)) + 1
         now = now_ms()
         out = transact(
@@ -208,35 +263,39 @@ class OjsRetries(Middleware):  # type: ignore[misc,valid-type]
             job={"actor": message.actor_name, "args": list(message.args), "kwargs": dict(message.kwargs)},
             now=now,
         )
-        decision = out.decision
         message.options[STATE_KEY] = out.state_json
-        if decision.action == "retry":
-            message.options["retries"] = attempt
-            broker.enqueue(message, delay=decision.delay_ms or 0)
-        elif decision.action == "dead_letter":
-            message.options[DEAD_LETTER_OPTION] = json.loads(out.dead_letter or "null")
-            _store_for_xq(broker, message)
+        self._carry_out(broker, message, out, exception)
+        tell(self.listeners, "dramatiq", str(message.message_id), attempt, failure, out, now,
+             queue=message.queue_name)
+
+    def _carry_out(self, broker: Any, message: Any, out: Outcome, exception: BaseException | None) -> None:
+        action = out.decision.action
+        if action == "retry":
+            delay = out.decision.delay_ms or 0
+            if isinstance(exception, _Retry) and exception.delay is not None:
+                delay = max(0, int(exception.delay))  # the actor's own delay; the engine chose to retry
+            message.options["retries"] = out.decision.attempt
+            broker.enqueue(message, delay=delay)
+        elif action == "dead_letter":
+            self.dead_letters(broker, message, out.dead_letter or "null")
             message.fail()
-        notify(self.listeners, self._event(message, attempt, failure, decision, now, out.notes))
 
-    @staticmethod
-    def _event(message: Any, attempt: int, failure: Any, decision: Any, now: int, notes: Any) -> DecisionEvent:
-        extra = {"queue": message.queue_name}
-        return DecisionEvent("dramatiq", str(message.message_id), attempt, failure, decision, now, extra, notes)
+    def _marks(self, broker: Any) -> Any:
+        if self.marks is None and _is_redis(broker):
+            from dramatiq.rate_limits.backends import RedisBackend  # noqa: PLC0415
+
+            self.marks = RedisBackend(client=broker.client)
+        return self.marks
 
 
-def _store_for_xq(broker: Any, message: Any) -> None:
-    """Rewrites the stored message so ``.XQ`` keeps the updated options.
+def _is_redis(broker: Any) -> bool:
+    redis_broker = sys.modules.get("dramatiq.brokers.redis")  # not imported: no Redis broker exists
+    return redis_broker is not None and isinstance(broker, redis_broker.RedisBroker)
 
-    The Redis broker's nack copies the message as stored at enqueue time
-    (``<namespace>:<queue>.msgs``) into ``.XQ.msgs``; other brokers keep
-    the message they are given.
-    """
-    client = getattr(broker, "client", None)
-    namespace = getattr(broker, "namespace", None)
-    redis_id = message.options.get("redis_message_id")
-    if client is None or namespace is None or redis_id is None:
-        return
-    key = f"{namespace}:{message.queue_name}.msgs"
-    client.hset(key, redis_id, message.encode())
 
+def _default_dead_letters(broker: Any, message: Any, record: str) -> None:
+    """A Redis broker's list :func:`dead_letter_key`; the log on another broker."""
+    if _is_redis(broker):
+        broker.client.rpush(dead_letter_key(message.queue_name, broker.namespace), record)
+    else:
+        _log.warning("ojs_retry: dead letter of message %s: %s", message.message_id, record)

@@ -1,4 +1,4 @@
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from .. import PolicyError, PolicyLayer, RetryPolicy
@@ -9,15 +9,20 @@ from ._core import Listener
 from dramatiq.middleware import Middleware  # type: ignore[import-not-found, unused-ignore]
 
 __all__ = [
-    "DEAD_LETTER_OPTION",
+    "LOST_TYPE",
     "JobError",
     "OjsRetries",
     "PolicyRefused",
+    "dead_letter_key",
     "middleware_without_retries",
     "send",
 ]
 
-DEAD_LETTER_OPTION: Final[str]
+LOST_TYPE: Final[str]
+MARK_TTL_MS: Final[int]
+DeadLetters = Callable[[Any, Any, str], None]
+
+def dead_letter_key(queue: str, namespace: str = "dramatiq") -> str: ...
 
 class PolicyRefused(Exception):
     """``dramatiq.middleware.MiddlewareError`` at run time."""
@@ -31,7 +36,7 @@ def middleware_without_retries() -> list[Any]: ...
 def send(
     actor: Any,
     *args: Any,
-    ojs_policy: PolicyLayer | RetryPolicy | None = None,
+    ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
     **kwargs: Any,
 ) -> Any: ...
 
@@ -41,18 +46,23 @@ class OjsRetries(Middleware):  # type: ignore[misc, unused-ignore]
     policy: PolicyLayer | RetryPolicy | None
     listeners: tuple[Listener, ...]
     timeout_types: tuple[type[BaseException], ...]
+    marks: Any
+    dead_letters: DeadLetters
     def __init__(
         self,
-        policy: PolicyLayer | RetryPolicy | None = None,
+        ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
         *,
         listeners: Iterable[Listener] = (),
         timeout_types: Iterable[type[BaseException]] = (),
+        marks: Any = None,
+        dead_letters: DeadLetters | None = None,
     ) -> None: ...
     @property
     def actor_options(self) -> set[str]: ...
     def actor_defaults(self, actor_options: dict[str, Any]) -> RetryPolicy | None: ...
     def before_declare_actor(self, broker: Any, actor: Any) -> None: ...
     def before_enqueue(self, broker: Any, message: Any, delay: int | None) -> None: ...
+    def before_process_message(self, broker: Any, message: Any) -> None: ...
     def after_process_message(
         self, broker: Any, message: Any, *, result: Any = None, exception: BaseException | None = None
     ) -> None: ...

@@ -3,7 +3,7 @@
     from ojs_retry.integrations.rq import OjsRetry, JobError
 
     ojs = OjsRetry({"max_attempts": 5, "on_exhaustion": "dead_letter"})
-    job = ojs.enqueue(queue, charge, 42, ojs_policy={"max_attempts": 3})
+    job = ojs.enqueue(queue, charge, 42, ojs_retry_policy={"max_attempts": 3})
     Worker([queue], connection=redis, **ojs.worker_kwargs()).work(with_scheduler=True)
 
 RQ runs the handler given to ``Worker(exception_handlers=...)`` before it
@@ -38,14 +38,16 @@ from .. import PolicyLayer, RetryPolicy
 from ._core import (
     POLICY_KEY,
     STATE_KEY,
-    DecisionEvent,
     Failure,
     JobError,
     Listener,
     failure_from_exception,
-    notify,
+    import_optional,
     now_ms,
+    renamed_keywords,
+    require,
     resolve_policy,
+    tell,
     transact,
     validate_job_policy,
 )
@@ -59,6 +61,9 @@ DEAD_LETTER_META_KEY = "ojs_dead_letter"
 ATTEMPTS_META_KEY = "ojs_retry_attempts"
 #: The terminal action decided, in ``job.meta``.
 TERMINAL_META_KEY = "ojs_retry_terminal"
+
+_exceptions = import_optional("rq.exceptions")
+_timeouts = import_optional("rq.timeouts")
 
 
 def _encodable_args(exc: BaseException) -> None:
@@ -97,34 +102,34 @@ def delay_seconds(delay_ms: int, now: int) -> int:
 class OjsRetry:
     """The queue's defaults and what RQ's worker needs to follow them."""
 
+    @renamed_keywords(policy=POLICY_KEY)
     def __init__(
         self,
-        policy: PolicyLayer | RetryPolicy | None = None,
+        ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
         *,
         listeners: Iterable[Listener] = (),
         timeout_types: Iterable[type[BaseException]] = (),
     ) -> None:
-        resolve_policy(policy)
-        self.policy = policy
+        timeouts = require(_timeouts, "rq").JobTimeoutException
+        resolve_policy(ojs_retry_policy)
+        self.policy = ojs_retry_policy
         self.listeners = tuple(listeners)
-        from rq.exceptions import AbandonedJobError
-        from rq.timeouts import JobTimeoutException
+        self.timeout_types = (timeouts, require(_exceptions, "rq").AbandonedJobError, *timeout_types)
 
-        self.timeout_types = (JobTimeoutException, AbandonedJobError, *timeout_types)
-
+    @renamed_keywords(ojs_policy=POLICY_KEY)
     def enqueue(
         self,
         queue: Any,
         f: Any,
         *args: Any,
-        ojs_policy: PolicyLayer | RetryPolicy | None = None,
+        ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
         **kwargs: Any,
     ) -> Any:
-        """``queue.enqueue`` validating the job's ``ojs_policy`` first.
+        """``queue.enqueue`` validating the job's ``ojs_retry_policy`` first.
 
         Raises :class:`ojs_retry.PolicyError` before anything reaches Redis.
         """
-        text = validate_job_policy(ojs_policy, self.policy)
+        text = validate_job_policy(ojs_retry_policy, self.policy)
         meta = dict(kwargs.pop("meta", None) or {})
         if text is not None:
             meta[POLICY_KEY] = text
@@ -189,5 +194,4 @@ class OjsRetry:
             else:
                 meta[DEAD_LETTER_META_KEY] = json.loads(out.dead_letter or "null")
         job.save_meta()
-        event = DecisionEvent("rq", str(job.id), attempt, failure, decision, now, {"queue": job.origin}, out.notes)
-        notify(self.listeners, event)
+        tell(self.listeners, "rq", str(job.id), attempt, failure, out, now, queue=job.origin)

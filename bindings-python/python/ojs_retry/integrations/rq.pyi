@@ -19,7 +19,7 @@ class OjsRetry:
     timeout_types: tuple[type[BaseException], ...]
     def __init__(
         self,
-        policy: PolicyLayer | RetryPolicy | None = None,
+        ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
         *,
         listeners: Iterable[Listener] = (),
         timeout_types: Iterable[type[BaseException]] = (),
@@ -29,7 +29,7 @@ class OjsRetry:
         queue: Any,
         f: Any,
         *args: Any,
-        ojs_policy: PolicyLayer | RetryPolicy | None = None,
+        ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
         **kwargs: Any,
     ) -> Any: ...
     def worker_kwargs(self) -> dict[str, Any]: ...
