@@ -48,7 +48,7 @@ async def retry_round(url: str, jobs: int, engine: bool) -> float:
         return 1
 
     opts = {"connection": url, "concurrency": 50}
-    worker = ojs_bullmq.worker(name, handler, opts, policy=POLICY) if engine else bullmq.Worker(name, handler, opts)
+    worker = ojs_bullmq.worker(name, handler, opts, ojs_retry_policy=POLICY) if engine else bullmq.Worker(name, handler, opts)
     await asyncio.sleep(0.2)
     start = time.perf_counter()
     batch = [{"name": "j", "data": None,
@@ -72,7 +72,7 @@ async def enqueue_cost(url: str, calls: int) -> dict[str, float]:
     add_s = (time.perf_counter() - start) / calls
     start = time.perf_counter()
     for _ in range(calls):
-        ojs_bullmq.job_options(policy=layer)
+        ojs_bullmq.job_options(ojs_retry_policy=layer)
     validate_s = (time.perf_counter() - start) / calls
     await queue.obliterate(force=True)
     await queue.close()

@@ -53,7 +53,7 @@ async def retry_round(url: str, jobs: int, mode: str) -> float:
         return None
 
     if engine:
-        worker = ojs_chasqui.worker(name, handler, redis_url=url, policy=POLICY, concurrency=50,
+        worker = ojs_chasqui.worker(name, handler, redis_url=url, ojs_retry_policy=POLICY, concurrency=50,
                                     track_redeliveries=mode == "engine")
     else:
         worker = chasquimq.Worker(name, handler, redis_url=url, concurrency=50)
@@ -94,7 +94,7 @@ async def enqueue_cost(url: str, calls: int) -> dict[str, float]:
     add_s = (time.perf_counter() - start) / calls
     start = time.perf_counter()
     for i in range(calls):
-        ojs_chasqui.envelope({"n": i}, policy=layer)
+        ojs_chasqui.envelope({"n": i}, ojs_retry_policy=layer)
     validate_s = (time.perf_counter() - start) / calls
     await _drop(url, name)
     await queue.close()

@@ -45,7 +45,7 @@ def player(case: dict[str, Any]) -> Any:
 async def enqueue(case: dict[str, Any], queue: Any) -> None:
     data = {"outcomes": case["outcomes"]}
     if case["enqueue"] == "helper":
-        await ojs_bullmq.enqueue(queue, "job", data, {"jobId": "j"}, policy=case["layer"],
+        await ojs_bullmq.enqueue(queue, "job", data, {"jobId": "j"}, ojs_retry_policy=case["layer"],
                                  defaults=case["producer_defaults"])
         return
     # A producer on the queue's plain API: whatever it put in the options.

@@ -70,7 +70,7 @@ class Run:
             return result
 
         self.worker = ojs_chasqui.worker(
-            self.name, handle, redis_url=self.url, policy=self.policy,
+            self.name, handle, redis_url=self.url, ojs_retry_policy=self.policy,
             listeners=[self.events.append], timeout_ms=self.timeout_ms,
             concurrency=4, **self.worker_kwargs,
         )
@@ -146,7 +146,7 @@ def test_non_retryable_and_unrecoverable_go_to_on_exhaustion() -> None:
     async def main() -> None:
         policy = {**POLICY, "non_retryable_errors": ["validation.*", "UnrecoverableError"]}
         async with Run(policy, handler) as run:
-            await ojs_chasqui.enqueue(run.queue, "j", "bad", job_id="cj-2", policy={"on_exhaustion": "discard"})
+            await ojs_chasqui.enqueue(run.queue, "j", "bad", job_id="cj-2", ojs_retry_policy={"on_exhaustion": "discard"})
             await ojs_chasqui.enqueue(run.queue, "j", "unrec", job_id="cj-3")
             await run.settle("cj-2", "cj-3")
             by_job = {e.job_id: e for e in run.events}
@@ -214,10 +214,10 @@ def test_a_bad_policy_is_refused_before_anything_reaches_redis() -> None:
         name = f"chq-bad-{uuid.uuid4().hex[:8]}"
         queue = chasquimq.Queue(name, redis_url=redis_url())
         with pytest.raises(ojs_retry.PolicyError) as err:
-            await ojs_chasqui.enqueue(queue, "j", None, job_id="cj-bad", policy={"initial_interval": "soon"})
+            await ojs_chasqui.enqueue(queue, "j", None, job_id="cj-bad", ojs_retry_policy={"initial_interval": "soon"})
         assert err.value.field == "initial_interval"
         with pytest.raises(ojs_retry.PolicyError):
-            await ojs_chasqui.enqueue(queue, "j", None, policy=RetryPolicy.preset("chasquimq"), defaults=POLICY)
+            await ojs_chasqui.enqueue(queue, "j", None, ojs_retry_policy=RetryPolicy.preset("chasquimq"), defaults=POLICY)
         client = aioredis.from_url(redis_url())
         assert await client.keys(f"{{chasqui:{name}}}*") == []
         await client.aclose()
@@ -251,8 +251,8 @@ def test_a_killed_workers_job_counts_the_attempt_and_is_not_retried_past_the_lim
     async def main() -> None:
         name = f"chq-kill-{uuid.uuid4().hex[:8]}"
         queue = chasquimq.Queue(name, redis_url=redis_url())
-        await ojs_chasqui.enqueue(queue, "j", None, job_id="ck-1", policy=POLICY)
-        await ojs_chasqui.enqueue(queue, "j", None, job_id="ck-2", policy={**POLICY, "max_attempts": 1})
+        await ojs_chasqui.enqueue(queue, "j", None, job_id="ck-1", ojs_retry_policy=POLICY)
+        await ojs_chasqui.enqueue(queue, "j", None, job_id="ck-2", ojs_retry_policy={**POLICY, "max_attempts": 1})
         await queue.close()
         killer = subprocess.run([sys.executable, "-c", KILLER, redis_url(), name],
                                 capture_output=True, text=True, timeout=60)
@@ -330,7 +330,7 @@ def test_the_chasquimq_preset_runs_like_chasquimq_itself() -> None:
         async with Run(None, _fail) as run:
             for job_id, (attempts, backoff) in NATIVE.items():
                 preset = RetryPolicy.preset("chasquimq", {"runtime": "python", "max_attempts": attempts, **backoff})
-                await ojs_chasqui.enqueue(run.queue, "j", None, job_id=job_id, policy=preset)
+                await ojs_chasqui.enqueue(run.queue, "j", None, job_id=job_id, ojs_retry_policy=preset)
             await run.settle(*NATIVE)
             engine: dict[str, list[tuple[int, str, int | None]]] = {}
             for e in run.events:
@@ -413,7 +413,7 @@ def test_shared_failure_time_case(case_id: str) -> None:
     async def main() -> None:
         async with Run(case["defaults"], ft_player(case["outcomes"])) as run:
             if case["enqueue"] == "helper":
-                await ojs_chasqui.enqueue(run.queue, "job", {}, job_id="j", policy=case["layer"],
+                await ojs_chasqui.enqueue(run.queue, "job", {}, job_id="j", ojs_retry_policy=case["layer"],
                                           defaults=case["producer_defaults"])
             else:
                 await run.queue.add("job", plain_envelope({}, case.get("layer")), job_id="j")
