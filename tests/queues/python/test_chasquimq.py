@@ -92,11 +92,19 @@ class Run:
         decided = [e for e in self.events if e.job_id == job_id]
         return job_id in self.done or bool(decided and decided[-1].decision.action != "retry")
 
+    async def landed(self, job_ids: tuple[str, ...]) -> bool:
+        """Every job the engine dead-lettered is in ChasquiMQ's DLQ: the
+        second hop, which ChasquiMQ takes after the handler returned."""
+        last = {e.job_id: e.decision.action for e in self.events}  # each job's newest decision
+        dead = {j for j in job_ids if last.get(j) == "dead_letter"}
+        if not dead:
+            return True
+        return dead <= {r["job_id"] for r in await ojs_chasqui.dead_letters(self.queue, 1000)}
+
     async def settle(self, *job_ids: str, seconds: float = 20) -> None:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            if all(self.terminal(j) for j in job_ids):
-                await asyncio.sleep(0.3)  # a dead letter's second hop
+            if all(self.terminal(j) for j in job_ids) and await self.landed(job_ids):
                 return
             await asyncio.sleep(0.05)
         raise AssertionError(f"jobs did not finish: {job_ids} {self.events}")

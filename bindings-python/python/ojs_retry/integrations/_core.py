@@ -242,7 +242,9 @@ def layer_text(layer: PolicyLayer | RetryPolicy) -> str:
         return bytes(layer).decode("utf-8")
     if isinstance(layer, str):
         return layer
-    return json.dumps(dict(layer), separators=(",", ":"), sort_keys=True)
+    # Its own pairs, read once through items() as the engine reads a
+    # mapping (not keys() then [key], which a mapping may answer apart).
+    return json.dumps(dict(layer.items()), separators=(",", ":"), sort_keys=True)
 
 
 def _layers(
