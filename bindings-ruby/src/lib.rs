@@ -67,7 +67,9 @@ fn patterns(ruby: &Ruby, v: Value) -> Result<Vec<String>, Error> {
 fn matches(ruby: &Ruby, error_type: Value, patterns: Value) -> Result<bool, Error> {
     let t = args::text(ruby, error_type, "error_type")?;
     let patterns = self::patterns(ruby, patterns)?;
-    Ok(ojs_retry::matching::try_first_match(&t, &patterns).rb(ruby)?.is_some())
+    Ok(ojs_retry::matching::try_first_match(&t, &patterns)
+        .rb(ruby)?
+        .is_some())
 }
 
 /// `OjsRetry.first_match(error_type, patterns)`: the first pattern that
@@ -75,7 +77,9 @@ fn matches(ruby: &Ruby, error_type: Value, patterns: Value) -> Result<bool, Erro
 fn first_match(ruby: &Ruby, error_type: Value, patterns: Value) -> Result<Option<String>, Error> {
     let t = args::text(ruby, error_type, "error_type")?;
     let patterns = self::patterns(ruby, patterns)?;
-    Ok(ojs_retry::matching::try_first_match(&t, &patterns).rb(ruby)?.map(str::to_owned))
+    Ok(ojs_retry::matching::try_first_match(&t, &patterns)
+        .rb(ruby)?
+        .map(str::to_owned))
 }
 
 /// An ISO 8601 duration (`"PT1.5S"`) in milliseconds.

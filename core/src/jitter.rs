@@ -44,10 +44,10 @@
 //! assert_eq!(JitterSource::Uniform(0.5).sample(1).unwrap(), Sample::from_bits(1 << 52).unwrap());
 //! ```
 
-#[cfg(feature = "std")]
-use rand::TryRngCore as _;
 use crate::error::{Error, show_f64};
 use alloc::format;
+#[cfg(feature = "std")]
+use rand::TryRngCore as _;
 
 /// `2^53`: the number of distinct samples.
 const SCALE: u64 = 1 << 53;

@@ -177,10 +177,10 @@ impl RetryPolicy {
         // A pattern's text is at most 6 bytes per byte (`\u001f`) plus its
         // quotes and comma; every other field of a policy fits in 4 KiB. A
         // preset's configuration is measured exactly, as presets are rare.
-        let bound = self
-            .non_retryable_errors
-            .iter()
-            .fold(4096_usize, |n, p| n.saturating_add(p.len().saturating_mul(6)).saturating_add(3));
+        let bound = self.non_retryable_errors.iter().fold(4096_usize, |n, p| {
+            n.saturating_add(p.len().saturating_mul(6))
+                .saturating_add(3)
+        });
         if bound <= max && self.preset.is_none() {
             return Ok(());
         }
@@ -188,7 +188,12 @@ impl RetryPolicy {
         if len > max {
             return Err(Error::from_fault(
                 ErrorCode::RetryPolicyInvalid,
-                Fault::at("", format!("expected a policy whose canonical JSON is at most {max} bytes, so that it reads back, found one of {len}")),
+                Fault::at(
+                    "",
+                    format!(
+                        "expected a policy whose canonical JSON is at most {max} bytes, so that it reads back, found one of {len}"
+                    ),
+                ),
             ));
         }
         Ok(())

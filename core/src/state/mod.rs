@@ -167,7 +167,9 @@ impl RetryState {
         if !(MIN_HISTORY..=max).contains(&limit) {
             return Err(Error::arg(
                 "history_limit",
-                format!("expected {MIN_HISTORY} (spec §10.1) to {max} (the most records a state document holds), found {limit}"),
+                format!(
+                    "expected {MIN_HISTORY} (spec §10.1) to {max} (the most records a state document holds), found {limit}"
+                ),
             ));
         }
         self.limit = limit;

@@ -157,7 +157,10 @@ fn code(code: Option<String>, timed_out: bool, notes: &mut Vec<Note>) -> Option<
     note(
         notes,
         "code_ignored",
-        format!("the handler code {} was ignored: {why}; the policy decides", quote(&text)),
+        format!(
+            "the handler code {} was ignored: {why}; the policy decides",
+            quote(&text)
+        ),
     );
     None
 }

@@ -278,7 +278,11 @@ impl Value {
         };
         match at.deserialize(d) {
             Ok(read) => read,
-            Err(e) => Err(Fault::at_field(field, budget.path(field.into()), alloc::format!("{e}"))),
+            Err(e) => Err(Fault::at_field(
+                field,
+                budget.path(field.into()),
+                alloc::format!("{e}"),
+            )),
         }
     }
 }
