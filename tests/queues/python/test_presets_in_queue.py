@@ -48,7 +48,10 @@ import pytest
 import redis
 
 import presets_common as pc
+import timeline_celery
 import timeline_common as tc
+import timeline_dramatiq
+import timeline_rq
 from ojs_retry import RetryPolicy
 from ojs_retry.integrations.rq import delay_seconds
 
@@ -73,14 +76,14 @@ class Mode:
         return tc.start_workers(argv, 1, self.env, tc.log_prefix("presets", self.run))
 
     def wait(self, job_ids: list[str], timeout_s: float = 120) -> None:
-        """Until every job has its end, then a second more (a run past the end would show)."""
+        """Until every job has its end (a run past it is caught once the
+        workers have stopped: see :func:`_run_both`)."""
         deadline = time.monotonic() + timeout_s
         while not all(any(e["kind"] == "terminal" for e in self.rec.events(j)) for j in job_ids):
             if time.monotonic() > deadline:
                 pending = {j: self.rec.events(j) for j in job_ids}
                 raise AssertionError(f"{self.run}: not finished after {timeout_s}s: {json.dumps(pending)}")
             time.sleep(0.05)
-        time.sleep(1.0)
 
     def timeline(self, job_id: str, place: str) -> Timeline:
         events = self.rec.events(job_id)
@@ -122,8 +125,11 @@ def _check_engine_decisions(engine: Mode, job_id: str, got: Timeline, expected: 
     assert len(decisions) == got["runs"]
 
 
-def _run_both(start: Callable[[Mode], list[Any]], modes: Mapping[Mode, list[str]]) -> None:
-    """Both modes' workers at once (same Redis, same run), until every job ended."""
+def _run_both(start: Callable[[Mode], list[Any]], modes: Mapping[Mode, list[str]],
+              pending: Callable[[Mode, list[str]], int]) -> None:
+    """Both modes' workers at once (same Redis, same run), until every job
+    ended; then, with the workers stopped, nothing may be left to run in
+    either mode's queue (``pending``: what the broker still holds)."""
     procs: list[Any] = []
     try:
         for mode in modes:
@@ -132,6 +138,8 @@ def _run_both(start: Callable[[Mode], list[Any]], modes: Mapping[Mode, list[str]
             mode.wait(job_ids)
     finally:
         tc.stop_workers(procs)
+    left = {mode.run: pending(mode, job_ids) for mode, job_ids in modes.items()}
+    assert not any(left.values()), f"messages left to run after every job ended: {left}"
 
 
 # ---------------------------------------------------------------- Celery
@@ -157,7 +165,8 @@ def test_celery_preset_runs_like_celery_autoretry(redis_url: str, monkeypatch: p
     for job, task in jobs.items():
         app_mod.app.tasks[task].apply_async((job,), task_id=job, queue=native.name)
         app_mod.engine.apply_async((job,), task_id=job, queue=engine.name, ojs_retry_policy=presets[job])
-    _run_both(start, {native: list(jobs), engine: list(jobs)})
+    _run_both(start, {native: list(jobs), engine: list(jobs)},
+              lambda mode, ids: timeline_celery.pending(redis.Redis.from_url(redis_url), mode.name, ids))
 
     client = redis.Redis.from_url(redis_url)
     for job in jobs:
@@ -212,7 +221,8 @@ def test_rq_preset_runs_like_rq_retry(redis_url: str) -> None:
     def start(mode: Mode) -> list[Any]:
         return mode.start([sys.executable, str(tc.HERE / "presets_rq_worker.py"), mode.name, mode.mode])
 
-    _run_both(start, {native: [i["native"] for i in ids.values()], engine: [i["engine"] for i in ids.values()]})
+    _run_both(start, {native: [i["native"] for i in ids.values()], engine: [i["engine"] for i in ids.values()]},
+              lambda mode, _: timeline_rq.pending(client, mode.name))
 
     for name in RQ_NATIVE:
         n_id, e_id = ids[name]["native"], ids[name]["engine"]
@@ -278,7 +288,8 @@ def test_dramatiq_preset_runs_like_dramatiq_retries(redis_url: str) -> None:
     def start(mode: Mode) -> list[Any]:
         return mode.start([sys.executable, str(tc.HERE / "presets_dramatiq_worker.py"), mode.name, mode.mode])
 
-    _run_both(start, {native: list(jobs), engine: list(jobs)})
+    _run_both(start, {native: list(jobs), engine: list(jobs)},
+              lambda mode, _: timeline_dramatiq.pending(client, mode.name))
 
     n_xq, e_xq = _xq_ids(client, native.name), _xq_ids(client, engine.name)
     for job in jobs:

@@ -33,11 +33,22 @@ def run(redis_url: str, scenario: dict[str, Any], workers: int = 2) -> dict[str,
     procs = start_workers([sys.executable, __file__, "--worker", name], workers, env, log_prefix(QUEUE, rec.run))
     try:
         asyncio.run(_enqueue(redis_url, name, scenario))
-        jobs = rec.collect(j["id"] for j in scenario["jobs"])
+        ids = rec.collect(j["id"] for j in scenario["jobs"])
     finally:
         stop_workers(procs)
+    try:
+        jobs = rec.finished(ids, _pending(rec, name))
+    finally:
         asyncio.run(_clean(redis_url, name))
     return {"queue": QUEUE, "precision_ms": PRECISION_MS, "jobs": jobs}
+
+
+def _pending(rec: Recorder, name: str) -> int:
+    """Jobs BullMQ still holds for the queue: waiting, active, paused,
+    delayed (a retry) or prioritized."""
+    key = f"bull:{name}:"
+    lists = sum(int(rec.client.llen(key + k)) for k in ("wait", "active", "paused"))
+    return lists + sum(int(rec.client.zcard(key + k)) for k in ("delayed", "prioritized"))
 
 
 async def _enqueue(redis_url: str, name: str, scenario: dict[str, Any]) -> None:

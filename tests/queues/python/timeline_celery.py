@@ -46,10 +46,24 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2, task: str
             carried = job.get("carried") or {}  # a state / counter a producer put on the job itself
             extra = {"headers": {STATE_KEY: carried["state"]}, "retries": carried["counter"]} if carried else {}
             fn.apply_async((job["id"],), task_id=job["id"], queue=queue, ojs_retry_policy=scenario["policy"], **extra)
-        jobs = rec.collect([j["id"] for j in scenario["jobs"]])
+        ids = rec.collect([j["id"] for j in scenario["jobs"]])
     finally:
         tc.stop_workers(procs)
+    jobs = rec.finished(ids, pending(rec.client, queue, ids))
     return {"queue": QUEUE, "precision_ms": PRECISION_MS, "jobs": jobs, "run": rec.run, "redis_queue": queue}
+
+
+def pending(client: Any, queue: str, ids: list[str]) -> int:
+    """Messages Celery's Redis transport still holds for the run: in the
+    queue's lists (a stopping worker restores what it had prefetched, a
+    retry waiting for its ETA included) or unacknowledged."""
+    # The queue's list and its priority lists (kombu names them
+    # `<queue>\x06\x16<n>`); not the integration's `<queue>:dead`.
+    lists = [k for k in client.scan_iter(match=f"{queue}*")
+             if k == queue.encode() or k.startswith(f"{queue}\x06\x16".encode())]
+    queued = sum(int(client.llen(k)) for k in lists)
+    unacked = sum(1 for v in client.hvals("unacked") if any(i.encode() in v for i in ids))
+    return queued + unacked
 
 
 if __name__ == "__main__":

@@ -32,9 +32,12 @@ def run(redis_url: str, scenario: dict[str, Any], workers: int = 2) -> dict[str,
     procs = start_workers([sys.executable, __file__, "--worker", name], workers, env, log_prefix(QUEUE, rec.run))
     try:
         asyncio.run(_enqueue(redis_url, name, scenario))
-        jobs = rec.collect(j["id"] for j in scenario["jobs"])
+        ids = rec.collect(j["id"] for j in scenario["jobs"])
     finally:
         stop_workers(procs)
+    try:
+        jobs = rec.finished(ids, _pending(rec, redis_url, name))
+    finally:
         _clean(rec, name)
     return {"queue": QUEUE, "precision_ms": PRECISION_MS, "jobs": jobs}
 
@@ -48,6 +51,22 @@ async def _enqueue(redis_url: str, name: str, scenario: dict[str, Any]) -> None:
     for job in scenario["jobs"]:
         await ojs_chasqui.enqueue(queue, "scenario", None, job_id=job["id"], ojs_retry_policy=scenario["policy"])
     await queue.close()
+
+
+def _pending(rec: Recorder, redis_url: str, name: str) -> int:
+    """Jobs ChasquiMQ still holds for the queue: delayed (a retry), or in
+    its stream not yet delivered to, or not acknowledged by, its group."""
+    stream, delayed = asyncio.run(_keys(redis_url, name))
+    groups = rec.client.xinfo_groups(stream) if rec.client.exists(stream) else []
+    in_stream = sum(int(g.get("pending") or 0) + int(g.get("lag") or 0) for g in groups)
+    return int(rec.client.zcard(delayed)) + in_stream
+
+
+async def _keys(redis_url: str, name: str) -> tuple[str, str]:
+    from chasquimq import _native
+
+    producer = _native.Producer(redis_url, name)
+    return producer.stream_key(), producer.delayed_key()
 
 
 def _clean(rec: Recorder, name: str) -> None:

@@ -195,9 +195,10 @@ class Recorder:
         done = bool(rows) and rows[-1]["action"] != "retry"
         return rows, done
 
-    def collect(self, job_ids: Iterable[str], timeout_s: float = 90.0, settle_s: float = 1.0) -> dict[str, Any]:
-        """Waits until every job has a terminal entry, then ``settle_s`` more
-        (so an attempt that should not happen would show up)."""
+    def collect(self, job_ids: Iterable[str], timeout_s: float = 90.0) -> list[str]:
+        """Waits until every job has a terminal entry; returns the ids. An
+        attempt that should not happen after it is caught by
+        :meth:`finished`, once the workers have stopped."""
         ids = list(job_ids)
         deadline = time.monotonic() + timeout_s
         while not all(self.timeline(j)[1] for j in ids):
@@ -205,7 +206,17 @@ class Recorder:
                 pending = {j: self.events(j) for j in ids if not self.timeline(j)[1]}
                 raise TimeoutError(f"jobs not finished after {timeout_s}s: {json.dumps(pending)}")
             time.sleep(0.05)
-        time.sleep(settle_s)
+        return ids
+
+    def finished(self, ids: list[str], pending: int) -> dict[str, Any]:
+        """The timelines, read once the run's workers have stopped (nothing
+        can start any more), with nothing left to run: ``pending`` is what
+        the broker still holds for the run's own queue (queued, scheduled,
+        delayed or unacknowledged messages). A job the engine ended that the
+        queue would still run is one of them."""
+        if pending:
+            events = {j: self.events(j) for j in ids}
+            raise AssertionError(f"{pending} message(s) left to run after every job ended: {json.dumps(events)}")
         return {j: self.timeline(j)[0] for j in ids}
 
 

@@ -47,10 +47,18 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2,
             if carried:
                 message.options.update({STATE_KEY: carried["state"], "retries": carried["counter"]})
             dramatiq_app.broker.enqueue(message.copy(message_id=job["id"]))
-        jobs = rec.collect([j["id"] for j in scenario["jobs"]])
+        ids = rec.collect([j["id"] for j in scenario["jobs"]])
     finally:
         tc.stop_workers(procs)
+    jobs = rec.finished(ids, pending(rec.client, name))
     return {"queue": QUEUE, "precision_ms": PRECISION_MS, "jobs": jobs, "run": rec.run, "redis_queue": name}
+
+
+def pending(client: Any, name: str) -> int:
+    """Messages Dramatiq's Redis broker still holds for the queue: one stays
+    in `<queue>.msgs` (or its delay queue's) until it is acknowledged; a
+    dead letter moves to `.XQ`."""
+    return sum(int(client.hlen(f"dramatiq:{q}.msgs")) for q in (name, f"{name}.DQ"))
 
 
 if __name__ == "__main__":

@@ -45,10 +45,19 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2,
             meta = {STATE_KEY: carried["state"], ATTEMPTS_META_KEY: carried["counter"]} if carried else None
             ojs.enqueue(queue, tc.handle, job["id"], job_id=f"{job['id']}", ojs_retry_policy=scenario["policy"],
                         job_timeout=timeout, meta=meta)
-        jobs = rec.collect([j["id"] for j in scenario["jobs"]])
+        ids = rec.collect([j["id"] for j in scenario["jobs"]])
     finally:
         tc.stop_workers(procs)
+    jobs = rec.finished(ids, pending(rec.client, name))
     return {"queue": QUEUE, "precision_ms": PRECISION_MS, "jobs": jobs, "run": rec.run, "redis_queue": name}
+
+
+def pending(client: redis.Redis, name: str) -> int:
+    """Jobs RQ still holds for the queue: queued, scheduled (a retry) or started."""
+    from rq.registry import ScheduledJobRegistry, StartedJobRegistry
+
+    queue = Queue(name, connection=client)
+    return queue.count + ScheduledJobRegistry(queue=queue).count + StartedJobRegistry(queue=queue).count
 
 
 if __name__ == "__main__":
