@@ -283,17 +283,24 @@ def start_workers(argv: Sequence[str], count: int, env: Mapping[str, str], log_p
 
 
 def stop_workers(procs: Iterable[subprocess.Popen[bytes]], timeout_s: float = 10.0) -> None:
-    """Stops each worker by its pid (its process group: prefork children too)."""
+    """Stops each worker as its queue expects: SIGTERM to its main process
+    by pid (a warm shutdown, which lets a pool process report the attempt
+    it already decided), then SIGKILL to its whole process group, for a
+    main process that did not exit in time and for any child it left."""
     procs = list(procs)
     for p in procs:
         if p.poll() is None:
-            os.killpg(p.pid, signal.SIGTERM)
+            p.send_signal(signal.SIGTERM)
     for p in procs:
         try:
             p.wait(timeout_s)
         except subprocess.TimeoutExpired:
+            pass
+        try:
             os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
+        except ProcessLookupError:
+            pass  # the group is gone: nothing left
+        p.wait()
 
 
 def log_prefix(queue: str, run: str) -> str:
