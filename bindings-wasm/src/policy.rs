@@ -35,7 +35,10 @@ fn wrap(p: ojs_retry::RetryPolicy) -> PolicyRef {
     #[cfg(not(target_arch = "wasm32"))]
     return fw::handle(Policy(p));
     #[cfg(target_arch = "wasm32")]
-    return PolicyRef { p: Policy(p) };
+    {
+        fw::reserve_heap();
+        PolicyRef { p: Policy(p) }
+    }
 }
 
 /// One policy layer: JSON text, or a document read from a live value. A

@@ -39,9 +39,12 @@ fn wrap(s: ojs_retry::RetryState) -> StateRef {
     #[cfg(not(target_arch = "wasm32"))]
     return fw::handle(State(RefCell::new(s)));
     #[cfg(target_arch = "wasm32")]
-    return StateRef {
-        s: State(RefCell::new(s)),
-    };
+    {
+        fw::reserve_heap();
+        StateRef {
+            s: State(RefCell::new(s)),
+        }
+    }
 }
 
 /// The history limit an option bag asks for.
@@ -321,7 +324,10 @@ pub fn reservation_new(
         #[cfg(not(target_arch = "wasm32"))]
         return Ok(fw::handle(Hold(r)));
         #[cfg(target_arch = "wasm32")]
-        return Ok(ReservationRef { r: Hold(r) });
+        {
+            fw::reserve_heap();
+            Ok(ReservationRef { r: Hold(r) })
+        }
     })())
 }
 
