@@ -54,21 +54,34 @@ def test_one_keyword_in_every_module() -> None:
     _refused(lambda: ojs_rq.OjsRetry(ojs_retry_policy=BAD))
     _refused(lambda: ojs_rq.OjsRetry().enqueue(None, print, ojs_retry_policy=BAD))
     _refused(lambda: ojs_dramatiq.OjsRetries(ojs_retry_policy=BAD))
-    _refused(lambda: ojs_bullmq.job_options(None, ojs_retry_policy=BAD))
+    _refused(lambda: ojs_bullmq.job_options(None, ojs_retry_policy=BAD, defaults=None))
     _refused(lambda: ojs_bullmq.Processor(print, ojs_retry_policy=BAD))
-    _refused(lambda: ojs_chasqui.envelope(None, ojs_retry_policy=BAD))
+    _refused(lambda: ojs_chasqui.envelope(None, ojs_retry_policy=BAD, defaults=None))
     assert _core.POLICY_KEYWORD == _core.POLICY_KEY == "ojs_retry_policy"
+
+
+def test_a_producer_giving_a_layer_must_say_which_defaults_the_workers_run() -> None:
+    """BullMQ and ChasquiMQ producers do not run the workers: a layer is only
+    valid over the workers' defaults, so the helpers refuse to guess them."""
+    for call in (lambda **kw: ojs_bullmq.job_options(None, **kw), lambda **kw: ojs_chasqui.envelope(None, **kw)):
+        with pytest.raises(TypeError, match=r"pass defaults= \(None when the workers have none\)"):
+            call(ojs_retry_policy={"max_attempts": 2})
+        call()  # no layer: nothing to validate
+        call(ojs_retry_policy={"max_attempts": 2}, defaults=None)
+        with pytest.raises(PolicyError) as err:
+            call(ojs_retry_policy={"initial_interval": "PT5S"}, defaults={"max_interval": "PT3S"})
+        assert err.value.code == "validation.retry_policy_invalid"
 
 
 def test_the_earlier_names_still_work_with_a_warning() -> None:
     with pytest.warns(DeprecationWarning, match=r"policy=\.\.\.\) is deprecated: use ojs_retry_policy="):
-        assert ojs_bullmq.job_options(None, policy={"max_attempts": 2})["ojs_retry_policy"] == '{"max_attempts":2}'
+        assert ojs_bullmq.job_options(None, policy={"max_attempts": 2}, defaults=None)["ojs_retry_policy"] == '{"max_attempts":2}'
     with pytest.warns(DeprecationWarning):
         _refused(lambda: ojs_rq.OjsRetry().enqueue(None, print, ojs_policy=BAD))
     with pytest.warns(DeprecationWarning):
         assert ojs_rq.OjsRetry(policy={"max_attempts": 2}).policy == {"max_attempts": 2}
     with pytest.warns(DeprecationWarning):
-        assert ojs_chasqui.envelope(None, policy={"max_attempts": 2})["ojs_retry"]["policy"] == '{"max_attempts":2}'
+        assert ojs_chasqui.envelope(None, policy={"max_attempts": 2}, defaults=None)["ojs_retry"]["policy"] == '{"max_attempts":2}'
     with pytest.warns(DeprecationWarning, match="OjsTask.ojs_policy is deprecated"):
         task = type("T", (ojs_celery.OjsTask,), {"ojs_policy": {"max_attempts": 2}})
     assert task.ojs_retry_policy == {"max_attempts": 2}

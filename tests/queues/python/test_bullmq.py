@@ -145,7 +145,7 @@ def test_non_retryable_goes_to_on_exhaustion_and_a_job_layer_overrides_defaults(
     async def main() -> None:
         async with Run(POLICY, always(JobError("validation.bad_input"))) as run:
             await ojs_bullmq.enqueue(run.queue, "j", None, {"jobId": "bj-2"},
-                                     ojs_retry_policy={"on_exhaustion": "discard"})
+                                     ojs_retry_policy={"on_exhaustion": "discard"}, defaults=POLICY)
             await ojs_bullmq.enqueue(run.queue, "j", None, {"jobId": "bj-3"})
             assert await run.settle("bj-2") == "failed"
             assert await run.settle("bj-3") == "failed"
@@ -210,7 +210,7 @@ def test_a_bad_policy_is_refused_before_anything_reaches_redis() -> None:
         async with Run(POLICY, always(JobError("x"))) as run:
             with pytest.raises(ojs_retry.PolicyError) as err:
                 await ojs_bullmq.enqueue(run.queue, "j", None, {"jobId": "bj-bad"},
-                                         ojs_retry_policy={"max_attempts": -1})
+                                         ojs_retry_policy={"max_attempts": -1}, defaults=POLICY)
             assert err.value.code == "validation.retry_policy_invalid"
             assert err.value.field == "max_attempts"
             with pytest.raises(ojs_retry.PolicyError):
@@ -258,7 +258,8 @@ def test_a_killed_workers_job_counts_the_attempt_and_is_not_retried_past_the_lim
         run.name = fresh("bmq-kill")
         queue = bullmq.Queue(run.name, {"connection": run.url})
         await ojs_bullmq.enqueue(queue, "j", None, {"jobId": "bk-1"})
-        await ojs_bullmq.enqueue(queue, "j", None, {"jobId": "bk-2"}, ojs_retry_policy={"max_attempts": 1})
+        await ojs_bullmq.enqueue(queue, "j", None, {"jobId": "bk-2"}, ojs_retry_policy={"max_attempts": 1},
+                                 defaults=POLICY)
         killer = subprocess.run([sys.executable, "-c", KILLER, run.url, run.name],
                                 capture_output=True, text=True, timeout=60)
         assert killer.returncode == 9, killer.stderr
@@ -329,7 +330,8 @@ def test_the_bullmq_preset_runs_like_bullmq_itself() -> None:
         async with Run(None, _fail) as run:
             for job_id, opts in NATIVE.items():
                 preset = RetryPolicy.preset("bullmq", {"runtime": "python", **opts})
-                await ojs_bullmq.enqueue(run.queue, "j", None, {"jobId": job_id}, ojs_retry_policy=preset)
+                await ojs_bullmq.enqueue(run.queue, "j", None, {"jobId": job_id}, ojs_retry_policy=preset,
+                                         defaults=None)
             for job_id in NATIVE:
                 assert await run.settle(job_id) == "failed"
             engine: dict[str, list[tuple[int, str, int | None]]] = {}

@@ -154,7 +154,8 @@ def test_non_retryable_and_unrecoverable_go_to_on_exhaustion() -> None:
     async def main() -> None:
         policy = {**POLICY, "non_retryable_errors": ["validation.*", "UnrecoverableError"]}
         async with Run(policy, handler) as run:
-            await ojs_chasqui.enqueue(run.queue, "j", "bad", job_id="cj-2", ojs_retry_policy={"on_exhaustion": "discard"})
+            await ojs_chasqui.enqueue(run.queue, "j", "bad", job_id="cj-2", ojs_retry_policy={"on_exhaustion": "discard"},
+                                      defaults=policy)
             await ojs_chasqui.enqueue(run.queue, "j", "unrec", job_id="cj-3")
             await run.settle("cj-2", "cj-3")
             by_job = {e.job_id: e for e in run.events}
@@ -222,7 +223,8 @@ def test_a_bad_policy_is_refused_before_anything_reaches_redis() -> None:
         name = f"chq-bad-{uuid.uuid4().hex[:8]}"
         queue = chasquimq.Queue(name, redis_url=redis_url())
         with pytest.raises(ojs_retry.PolicyError) as err:
-            await ojs_chasqui.enqueue(queue, "j", None, job_id="cj-bad", ojs_retry_policy={"initial_interval": "soon"})
+            await ojs_chasqui.enqueue(queue, "j", None, job_id="cj-bad", ojs_retry_policy={"initial_interval": "soon"},
+                                      defaults=None)
         assert err.value.field == "initial_interval"
         with pytest.raises(ojs_retry.PolicyError):
             await ojs_chasqui.enqueue(queue, "j", None, ojs_retry_policy=RetryPolicy.preset("chasquimq"), defaults=POLICY)
@@ -259,8 +261,9 @@ def test_a_killed_workers_job_counts_the_attempt_and_is_not_retried_past_the_lim
     async def main() -> None:
         name = f"chq-kill-{uuid.uuid4().hex[:8]}"
         queue = chasquimq.Queue(name, redis_url=redis_url())
-        await ojs_chasqui.enqueue(queue, "j", None, job_id="ck-1", ojs_retry_policy=POLICY)
-        await ojs_chasqui.enqueue(queue, "j", None, job_id="ck-2", ojs_retry_policy={**POLICY, "max_attempts": 1})
+        await ojs_chasqui.enqueue(queue, "j", None, job_id="ck-1", ojs_retry_policy=POLICY, defaults=None)
+        await ojs_chasqui.enqueue(queue, "j", None, job_id="ck-2", ojs_retry_policy={**POLICY, "max_attempts": 1},
+                                  defaults=None)
         await queue.close()
         killer = subprocess.run([sys.executable, "-c", KILLER, redis_url(), name],
                                 capture_output=True, text=True, timeout=60)
@@ -338,7 +341,8 @@ def test_the_chasquimq_preset_runs_like_chasquimq_itself() -> None:
         async with Run(None, _fail) as run:
             for job_id, (attempts, backoff) in NATIVE.items():
                 preset = RetryPolicy.preset("chasquimq", {"runtime": "python", "max_attempts": attempts, **backoff})
-                await ojs_chasqui.enqueue(run.queue, "j", None, job_id=job_id, ojs_retry_policy=preset)
+                await ojs_chasqui.enqueue(run.queue, "j", None, job_id=job_id, ojs_retry_policy=preset,
+                                          defaults=None)
             await run.settle(*NATIVE)
             engine: dict[str, list[tuple[int, str, int | None]]] = {}
             for e in run.events:

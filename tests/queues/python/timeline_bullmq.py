@@ -58,7 +58,8 @@ async def _enqueue(redis_url: str, name: str, scenario: dict[str, Any]) -> None:
 
     queue = bullmq.Queue(name, {"connection": redis_url})
     for job in scenario["jobs"]:
-        await ojs_bullmq.enqueue(queue, "scenario", None, {"jobId": job["id"]}, ojs_retry_policy=scenario["policy"])
+        await ojs_bullmq.enqueue(queue, "scenario", None, {"jobId": job["id"]}, ojs_retry_policy=scenario["policy"],
+                                     defaults=None)
     await queue.close()
 
 

@@ -49,7 +49,8 @@ async def _enqueue(redis_url: str, name: str, scenario: dict[str, Any]) -> None:
 
     queue = chasquimq.Queue(name, redis_url=redis_url)
     for job in scenario["jobs"]:
-        await ojs_chasqui.enqueue(queue, "scenario", None, job_id=job["id"], ojs_retry_policy=scenario["policy"])
+        await ojs_chasqui.enqueue(queue, "scenario", None, job_id=job["id"], ojs_retry_policy=scenario["policy"],
+                                      defaults=None)
     await queue.close()
 
 

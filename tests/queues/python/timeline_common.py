@@ -192,6 +192,11 @@ class Recorder:
             row["started_at_ms"] = starts.get(ev["attempt"])
             row["failed_at_ms"] = ev["at_ms"] if ev["kind"] == "decision" else None
             rows.append(row)
+        # In attempt order, not arrival order: a worker tells its listeners
+        # after it has carried the decision out, so the next attempt, run by
+        # another worker, may be recorded first (Celery: attempt 12's dead
+        # letter before attempt 11's retry). A duplicate stays a duplicate.
+        rows.sort(key=lambda r: r["attempt"])
         done = bool(rows) and rows[-1]["action"] != "retry"
         return rows, done
 

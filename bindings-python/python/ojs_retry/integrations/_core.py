@@ -78,7 +78,9 @@ __all__ = [
     "resolve_policy",
     "tell",
     "transact",
+    "validate_enqueued_layer",
     "validate_job_policy",
+    "WORKERS_UNSTATED",
 ]
 
 #: Where a job carries its policy layer (JSON text) in the queue's options.
@@ -284,6 +286,35 @@ def validate_job_policy(
     """
     resolve_policy(defaults, job)
     return None if job is None else layer_text(job)
+
+
+class _Unstated:
+    def __repr__(self) -> str:
+        return "WORKERS_UNSTATED"
+
+
+#: The default of ``defaults=`` where a producer enqueues for workers it does
+#: not run (BullMQ, ChasquiMQ): the producer has not said which defaults the
+#: workers run.
+WORKERS_UNSTATED: Any = _Unstated()
+
+
+def validate_enqueued_layer(job: PolicyLayer | RetryPolicy | None, defaults: Any) -> str | None:
+    """:func:`validate_job_policy` for a producer that does not run the workers.
+
+    A job's layer is only valid over the defaults the workers run, so a
+    producer that gives a layer must say which they are (``None`` when the
+    workers have none): guessing would let a layer the workers refuse reach
+    the queue. Raises ``TypeError`` when it did not say.
+    """
+    if defaults is WORKERS_UNSTATED:
+        if job is not None:
+            raise TypeError(
+                "a job's policy layer is validated against the workers' defaults: "
+                "pass defaults= (None when the workers have none)"
+            )
+        defaults = None
+    return validate_job_policy(job, defaults)
 
 
 def now_ms() -> int:

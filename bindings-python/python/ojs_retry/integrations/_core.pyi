@@ -26,7 +26,9 @@ __all__ = [
     "resolve_policy",
     "tell",
     "transact",
+    "validate_enqueued_layer",
     "validate_job_policy",
+    "WORKERS_UNSTATED",
 ]
 
 POLICY_KEY: Final[str]
@@ -74,6 +76,9 @@ def resolve_policy(
 def validate_job_policy(
     job: PolicyLayer | RetryPolicy | None, defaults: PolicyLayer | RetryPolicy | None = None
 ) -> str | None: ...
+WORKERS_UNSTATED: Any
+
+def validate_enqueued_layer(job: PolicyLayer | RetryPolicy | None, defaults: Any) -> str | None: ...
 def now_ms() -> int: ...
 def transact(
     defaults: PolicyLayer | RetryPolicy | None,

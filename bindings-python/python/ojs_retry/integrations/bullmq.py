@@ -46,6 +46,7 @@ from .. import Outcome, PolicyLayer, RetryPolicy
 from ._core import (
     POLICY_KEY,
     STATE_KEY,
+    WORKERS_UNSTATED,
     DecisionEvent,
     Failure,
     Listener,
@@ -57,7 +58,7 @@ from ._core import (
     require,
     resolve_policy,
     transact,
-    validate_job_policy,
+    validate_enqueued_layer,
 )
 
 __all__ = [
@@ -110,15 +111,16 @@ def job_options(
     opts: Mapping[str, Any] | None = None,
     *,
     ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
-    defaults: PolicyLayer | RetryPolicy | None = None,
+    defaults: PolicyLayer | RetryPolicy | None = WORKERS_UNSTATED,
 ) -> dict[str, Any]:
     """Job options for ``Queue.add`` with the job's policy layer, validated.
 
     Raises :class:`ojs_retry.PolicyError` (before anything reaches Redis) for
-    a bad layer, or one the queue's ``defaults`` refuse. ``attempts`` and
+    a bad layer, or one the workers' ``defaults`` refuse; ``TypeError`` for a
+    layer given without ``defaults`` (``None`` when the workers have none). ``attempts`` and
     ``backoff`` are the integration's: the engine decides both.
     """
-    text = validate_job_policy(ojs_retry_policy, defaults)
+    text = validate_enqueued_layer(ojs_retry_policy, defaults)
     out = dict(opts or {})
     if text is not None:
         out[POLICY_KEY] = text
@@ -135,7 +137,7 @@ async def enqueue(
     opts: Mapping[str, Any] | None = None,
     *,
     ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
-    defaults: PolicyLayer | RetryPolicy | None = None,
+    defaults: PolicyLayer | RetryPolicy | None = WORKERS_UNSTATED,
 ) -> Any:
     """``queue.add`` with :func:`job_options` (validated at enqueue, RET-16)."""
     return await queue.add(name, data, job_options(opts, ojs_retry_policy=ojs_retry_policy, defaults=defaults))

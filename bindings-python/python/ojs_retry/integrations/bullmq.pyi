@@ -27,7 +27,7 @@ def job_options(
     opts: Mapping[str, Any] | None = None,
     *,
     ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
-    defaults: PolicyLayer | RetryPolicy | None = None,
+    defaults: PolicyLayer | RetryPolicy | None = ...,
 ) -> dict[str, Any]: ...
 async def enqueue(
     queue: Any,
@@ -36,7 +36,7 @@ async def enqueue(
     opts: Mapping[str, Any] | None = None,
     *,
     ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
-    defaults: PolicyLayer | RetryPolicy | None = None,
+    defaults: PolicyLayer | RetryPolicy | None = ...,
 ) -> Any: ...
 async def dead_letters(client: Any, queue_name: str, prefix: str = "bull") -> list[dict[str, Any]]: ...
 

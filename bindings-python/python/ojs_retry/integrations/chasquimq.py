@@ -40,6 +40,7 @@ from typing import Any
 from .. import PolicyLayer, RetryPolicy
 from ._core import (
     POLICY_KEY,
+    WORKERS_UNSTATED,
     DecisionEvent,
     Failure,
     Listener,
@@ -51,7 +52,7 @@ from ._core import (
     require,
     resolve_policy,
     transact,
-    validate_job_policy,
+    validate_enqueued_layer,
 )
 
 __all__ = [
@@ -84,14 +85,15 @@ def envelope(
     *,
     job_id: str | None = None,
     ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
-    defaults: PolicyLayer | RetryPolicy | None = None,
+    defaults: PolicyLayer | RetryPolicy | None = WORKERS_UNSTATED,
 ) -> dict[str, Any]:
     """The payload for ``Queue.add``: ``data`` with the job's layer, validated.
 
     Raises :class:`ojs_retry.PolicyError` (before anything reaches Redis) for
-    a bad layer, or one the queue's ``defaults`` refuse.
+    a bad layer, or one the workers' ``defaults`` refuse; ``TypeError`` for a
+    layer given without ``defaults`` (``None`` when the workers have none).
     """
-    text = validate_job_policy(ojs_retry_policy, defaults)
+    text = validate_enqueued_layer(ojs_retry_policy, defaults)
     return {ENVELOPE_KEY: {"id": job_id, "policy": text, "attempts": 0, "state": None}, "data": data}
 
 
@@ -103,7 +105,7 @@ async def enqueue(
     *,
     job_id: str | None = None,
     ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
-    defaults: PolicyLayer | RetryPolicy | None = None,
+    defaults: PolicyLayer | RetryPolicy | None = WORKERS_UNSTATED,
     delay_ms: int | None = None,
 ) -> Any:
     """``queue.add`` of :func:`envelope` (validated at enqueue, RET-16)."""

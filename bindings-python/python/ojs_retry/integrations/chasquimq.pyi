@@ -24,7 +24,7 @@ def envelope(
     *,
     job_id: str | None = None,
     ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
-    defaults: PolicyLayer | RetryPolicy | None = None,
+    defaults: PolicyLayer | RetryPolicy | None = ...,
 ) -> dict[str, Any]: ...
 async def enqueue(
     queue: Any,
@@ -33,7 +33,7 @@ async def enqueue(
     *,
     job_id: str | None = None,
     ojs_retry_policy: PolicyLayer | RetryPolicy | None = None,
-    defaults: PolicyLayer | RetryPolicy | None = None,
+    defaults: PolicyLayer | RetryPolicy | None = ...,
     delay_ms: int | None = None,
 ) -> Any: ...
 async def dead_letters(queue: Any, limit: int = 100) -> list[dict[str, Any]]: ...
