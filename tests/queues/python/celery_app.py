@@ -1,6 +1,7 @@
 """The Celery app the Celery tests' worker processes run (``-A celery_app``).
 
-Broker and queue from the environment (OJS_CELERY_BROKER, OJS_CELERY_QUEUE);
+Broker and queue from the environment (OJS_CELERY_BROKER: a Redis or an
+AMQP URL; OJS_CELERY_QUEUE);
 the scenario task's handler and listener are timeline_common's.
 """
 
@@ -28,6 +29,19 @@ app.conf.update(
 if os.environ.get("OJS_CELERY_VISIBILITY_S"):  # how soon the broker redelivers an unacknowledged task
     app.conf.broker_transport_options = {"visibility_timeout": float(os.environ["OJS_CELERY_VISIBILITY_S"]),
                                          "unacked_restore_throttle": 1}
+
+
+def use_broker(url: str, queue: str) -> None:
+    """Points this process's app (the producer side of a test) at ``url``:
+    the pool of connections to the broker used before is closed first, as
+    Celery does after a fork (a pool keeps the broker it was made for)."""
+    if app.conf.broker_url != url:
+        if app._pool is not None:
+            app._pool.force_close_all()
+        app._pool = None
+        app.amqp._producer_pool = None
+        app.conf.broker_url = url
+    app.conf.task_default_queue = queue
 
 
 def record(event: DecisionEvent) -> None:

@@ -15,6 +15,7 @@ __all__ = [
     "JobError",
     "Listener",
     "class_of",
+    "dead_letter_properties",
     "error_type_of",
     "failure_from_exception",
     "import_optional",
@@ -74,6 +75,7 @@ def resolve_policy(
 def validate_job_policy(
     job: PolicyLayer | RetryPolicy | None, defaults: PolicyLayer | RetryPolicy | None = None
 ) -> str | None: ...
+def dead_letter_properties(job_id: str, queue: str) -> dict[str, Any]: ...
 def now_ms() -> int: ...
 def transact(
     defaults: PolicyLayer | RetryPolicy | None,
