@@ -33,15 +33,12 @@ if os.environ.get("OJS_CELERY_VISIBILITY_S"):  # how soon the broker redelivers 
 
 def use_broker(url: str, queue: str) -> None:
     """Points this process's app (the producer side of a test) at ``url``:
-    the pool of connections to the broker used before is closed first, as
-    Celery does after a fork (a pool keeps the broker it was made for)."""
-    if app.conf.broker_url != url:
-        if app._pool is not None:
-            app._pool.force_close_all()
-        app._pool = None
-        app.amqp._producer_pool = None
-        app.conf.broker_url = url
-    app.conf.task_default_queue = queue
+    the app forgets its pools, as Celery does after a fork (a pool keeps the
+    broker it was made for; kombu keeps each broker's pools, open, for the
+    next time the app uses that broker)."""
+    app._pool = None
+    app.amqp._producer_pool = None
+    app.conf.update(broker_url=url, task_default_queue=queue)
 
 
 def record(event: DecisionEvent) -> None:

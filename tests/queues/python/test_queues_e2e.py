@@ -283,7 +283,7 @@ def test_celery_refuses_a_bad_policy_before_redis(redis_url: str) -> None:
     import celery_app
 
     queue = f"ojs-refuse-{uuid.uuid4().hex[:6]}"
-    celery_app.app.conf.broker_url = redis_url
+    celery_app.use_broker(redis_url, queue)
     _assert_refused(lambda: celery_app.scenario.apply_async(("x",), queue=queue, ojs_retry_policy=BAD))
     assert redis.Redis.from_url(redis_url).llen(queue) == 0
 
