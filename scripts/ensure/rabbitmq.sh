@@ -90,8 +90,10 @@ rabbitmq_start() {
             RABBITMQ_LOG_BASE="$dir/log" RABBITMQ_CONFIG_FILE="$dir/rabbitmq.conf" \
             RABBITMQ_ENABLED_PLUGINS_FILE="$dir/enabled_plugins" \
             RABBITMQ_CONF_ENV_FILE="$dir/rabbitmq-env.conf" RABBITMQ_PID_FILE="$dir/rabbitmq.pid" \
-            RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
-        exec "$RABBITMQ_LIB/rabbitmq-server"
+            RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}" \
+            ERL_CRASH_DUMP="$dir/erl_crash.dump"
+        # In its temp dir: nothing it writes lands in the work tree.
+        cd "$dir" && exec "$RABBITMQ_LIB/rabbitmq-server"
     ) >"$dir/server.log" 2>&1 &
     pid=$!
     printf -v "${name}_PID" '%s' "$pid"
