@@ -8,6 +8,7 @@ starts promptly. Stops on SIGTERM.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -25,8 +26,9 @@ def main() -> None:
     # One message prefetched per thread, what the environment variable
     # dramatiq_queue_prefetch=1 sets (docs/integrations.md: on RabbitMQ a
     # redelivered message is a lost attempt; a message prefetched but not
-    # started would be counted as one).
-    worker.queue_prefetch = 1
+    # started would be counted as one); OJS_DRAMATIQ_PREFETCH for the test
+    # that pins that.
+    worker.queue_prefetch = int(os.environ.get("OJS_DRAMATIQ_PREFETCH", "1"))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     worker.start()

@@ -406,6 +406,50 @@ def test_dramatiq_killed_worker_counts_the_attempt(queue: str, redis_url: str) -
     assert {e["type"] for e in dead[ids["always_killed"]]["retry_state"]["errors"]} == {"dramatiq.WorkerLost"}
 
 
+def test_dramatiq_rabbitmq_counts_a_prefetched_message_as_lost(redis_url: str) -> None:
+    """Pins what RabbitMQ's ``redelivered`` cannot tell: a message a worker
+    had prefetched but not started when it died comes back flagged too, and
+    is counted as a lost attempt. Both messages wait in the queue before
+    one worker (one thread, Dramatiq's default prefetch of two) starts: it
+    runs the first, which kills it, while holding the second. A second
+    worker then decides both as lost attempt 1; the second job's handler
+    first runs after that decision."""
+    import os
+    import sys
+
+    import dramatiq_app
+    from ojs_retry.integrations import validate_job_policy
+    from ojs_retry.integrations._core import POLICY_KEY
+
+    rabbitmq_url = _rabbitmq_url()
+    ids = _ids("dramatiq-rabbitmq", "killer", "prefetched")
+    scenario = {"policy": POLICY, "jobs": [{"id": ids["killer"], "outcomes": [{"kill": True}]},
+                                          {"id": ids["prefetched"], "outcomes": []}]}
+    rec = tc.Recorder.new(redis_url, scenario)
+    name = f"ojs-dramatiq-{rec.run}"
+    env = {**rec.env(), "OJS_DRAMATIQ_BROKER": rabbitmq_url}
+    os.environ.update(env)
+    actor = dramatiq_app.declare(name, dramatiq_app.broker_for(rabbitmq_url))
+    for job in scenario["jobs"]:
+        message = actor.message_with_options(args=(job["id"],), **{POLICY_KEY: validate_job_policy(POLICY)})
+        actor.broker.enqueue(message.copy(message_id=job["id"]))
+    argv = [sys.executable, str(tc.HERE / "dramatiq_worker.py"), name]
+    procs = tc.start_workers(argv, 1, tc.child_env({**env, "OJS_DRAMATIQ_PREFETCH": "2"}),
+                             tc.log_prefix("dramatiq-prefetch", rec.run))
+    try:
+        assert procs[0].wait(60) == -9  # the first job's handler killed it
+        procs += tc.start_workers(argv, 1, tc.child_env(env), tc.log_prefix("dramatiq-second", rec.run))
+        rec.collect(list(ids.values()))
+    finally:
+        tc.stop_workers(procs)
+    jobs = rec.finished(list(ids.values()), amqp_common.held(rabbitmq_url, [name, f"{name}.DQ"]))
+    got = {j: [(r["attempt"], r["action"], r.get("timed_out")) for r in rows] for j, rows in jobs.items()}
+    assert got == {ids["killer"]: [(1, "retry", True), (2, "succeeded", None)],
+                   # decided as attempt 1 (lost), then its handler's first run
+                   ids["prefetched"]: [(1, "retry", True), (1, "succeeded", None)]}
+    assert [e["kind"] for e in rec.events(ids["prefetched"])] == ["decision", "start", "succeeded"]
+
+
 def test_dramatiq_throws_is_a_non_retryable_match(redis_url: str) -> None:
     """The actor's ``throws=(Declined,)``; the handler raises a subclass of
     it: not retried, dead-lettered (on_exhaustion) as a non-retryable match
