@@ -9,6 +9,10 @@
 #                              # NAME_EPMD_PID, NAME_NODE, NAME_DIR
 #   rabbitmq_stop NAME         # stops the node, then epmd, by pid
 #
+# Debian's package is installed with apt; where apt's policy lets it start
+# the system's own service (a machine with systemd and no policy-rc.d), that
+# one runs on the default ports, apart from this node: nothing here uses it.
+#
 # The node runs with the consumer_timeout docs/integrations.md recommends for
 # long retry delays (RABBITMQ_CONSUMER_TIMEOUT_MS): a worker holds a retry
 # unacknowledged until it is due, and RabbitMQ's default (30 minutes) closes
@@ -67,7 +71,7 @@ _rabbitmq_wait() {
 
 # rabbitmq_start NAME: see the header.
 rabbitmq_start() {
-    local name="$1" dir epmd_port amqp_port dist_port node epmd_pid pid
+    local name="$1" dir epmd_port amqp_port dist_port node epmd_pid pid got
     dir="$(mktemp -d /tmp/ojs-rabbitmq.XXXXXX)" || return 1
     epmd_port="$(_rabbitmq_free_port)" && amqp_port="$(_rabbitmq_free_port)" \
         && dist_port="$(_rabbitmq_free_port)" || return 1
@@ -98,6 +102,11 @@ rabbitmq_start() {
     pid=$!
     printf -v "${name}_PID" '%s' "$pid"
     _rabbitmq_wait "$pid" "$amqp_port" amqp "$dir/server.log" || return 1
+    # The setting the docs recommend, as the running node has it.
+    got="$(HOME="$dir" ERL_EPMD_PORT="$epmd_port" "$RABBITMQ_LIB/rabbitmqctl" -q -n "$node" \
+        eval 'application:get_env(rabbit, consumer_timeout).' 2>&1)"
+    [ "$got" = "{ok,$RABBITMQ_CONSUMER_TIMEOUT_MS}" ] \
+        || { ensure_die "rabbitmq-server runs with consumer_timeout $got, not $RABBITMQ_CONSUMER_TIMEOUT_MS"; return 1; }
     printf -v "${name}_URL" 'amqp://guest:guest@127.0.0.1:%s' "$amqp_port"  # the default vhost "/"
     printf -v "${name}_NODE" '%s' "$node"
     export "${name}_URL" "${name}_PID" "${name}_EPMD_PID" "${name}_NODE" "${name}_DIR"
