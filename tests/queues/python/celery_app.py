@@ -1,6 +1,7 @@
 """The Celery app the Celery tests' worker processes run (``-A celery_app``).
 
-Broker and queue from the environment (OJS_CELERY_BROKER, OJS_CELERY_QUEUE);
+Broker and queue from the environment (OJS_CELERY_BROKER: a Redis or an
+AMQP URL; OJS_CELERY_QUEUE);
 the scenario task's handler and listener are timeline_common's.
 """
 
@@ -28,6 +29,16 @@ app.conf.update(
 if os.environ.get("OJS_CELERY_VISIBILITY_S"):  # how soon the broker redelivers an unacknowledged task
     app.conf.broker_transport_options = {"visibility_timeout": float(os.environ["OJS_CELERY_VISIBILITY_S"]),
                                          "unacked_restore_throttle": 1}
+
+
+def use_broker(url: str, queue: str) -> None:
+    """Points this process's app (the producer side of a test) at ``url``:
+    the app forgets its pools, as Celery does after a fork (a pool keeps the
+    broker it was made for; kombu keeps each broker's pools, open, for the
+    next time the app uses that broker)."""
+    app._pool = None
+    app.amqp._producer_pool = None
+    app.conf.update(broker_url=url, task_default_queue=queue)
 
 
 def record(event: DecisionEvent) -> None:

@@ -1,6 +1,7 @@
-"""Fixtures of the queue tests: the real Redis servers scripts/test-queues started.
+"""Fixtures of the queue tests: the real servers scripts/test-queues started.
 
-REDIS_URL: Debian's redis-server (7.0); REDIS86_URL: redis >= 8.6 (ChasquiMQ).
+REDIS_URL: Debian's redis-server (7.0); REDIS86_URL: redis >= 8.6 (ChasquiMQ);
+RABBITMQ_URL: Debian's rabbitmq-server (3.10; Celery and Dramatiq on RabbitMQ).
 A missing server fails the test that needs it (never a skip).
 """
 
@@ -30,3 +31,8 @@ def redis_url() -> str:
 @pytest.fixture(scope="session")
 def redis86_url() -> str:
     return _url("REDIS86_URL")
+
+
+@pytest.fixture(scope="session")
+def rabbitmq_url() -> str:
+    return _url("RABBITMQ_URL")

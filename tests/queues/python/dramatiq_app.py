@@ -1,4 +1,4 @@
-"""The Dramatiq broker and actors of the tests (worker and enqueuing side)."""
+"""The Dramatiq brokers (Redis or RabbitMQ) and actors of the tests (worker and enqueuing side)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ from ojs_retry.integrations.dramatiq import OjsRetries, middleware_without_retri
 
 import timeline_common as tc
 
+#: An AMQP URL: the workers' broker is RabbitMQ (the timeline stays in Redis).
+ENV_BROKER = "OJS_DRAMATIQ_BROKER"
+
 
 def record(event: DecisionEvent) -> None:
     tc.Recorder.from_env().decided(event)
@@ -27,18 +30,39 @@ class RecordDelays(Middleware):
             tc.Recorder.from_env().enqueued(message.message_id, message.options.get("retries", 0), delay)
 
 
-broker = RedisBroker(url=os.environ[tc.ENV_REDIS], middleware=middleware_without_retries(),
-                     heartbeat_timeout=int(os.environ.get("OJS_DRAMATIQ_HEARTBEAT_MS", "60000")),
-                     maintenance_chance=int(os.environ.get("OJS_DRAMATIQ_MAINTENANCE_CHANCE", "1000")))
-broker.add_middleware(OjsRetries(listeners=tc.listeners(record)))
-broker.add_middleware(RecordDelays())
-dramatiq.set_broker(broker)
+def _make_broker(url: str) -> Any:
+    if url.startswith(("amqp://", "amqps://")):
+        from dramatiq.brokers.rabbitmq import RabbitmqBroker
+
+        made: Any = RabbitmqBroker(url=url, middleware=middleware_without_retries())
+    else:
+        made = RedisBroker(url=url, middleware=middleware_without_retries(),
+                           heartbeat_timeout=int(os.environ.get("OJS_DRAMATIQ_HEARTBEAT_MS", "60000")),
+                           maintenance_chance=int(os.environ.get("OJS_DRAMATIQ_MAINTENANCE_CHANCE", "1000")))
+    made.add_middleware(OjsRetries(listeners=tc.listeners(record)))
+    made.add_middleware(RecordDelays())
+    return made
+
+
+brokers: dict[str, Any] = {}
 actors: dict[str, Any] = {}
 
 
-def declare(queue: str) -> Any:
+def broker_for(url: str | None = None) -> Any:
+    """The broker of ``url`` (one per URL in a process); by default
+    OJS_DRAMATIQ_BROKER (an AMQP URL: RabbitMQ) or else the timeline's Redis."""
+    url = url or os.environ.get(ENV_BROKER) or os.environ[tc.ENV_REDIS]
+    if url not in brokers:
+        brokers[url] = _make_broker(url)
+        if len(brokers) == 1:
+            dramatiq.set_broker(brokers[url])
+    return brokers[url]
+
+
+def declare(queue: str, broker: Any = None) -> Any:
     """The scenario actor on ``queue`` (time limit from OJS_DRAMATIQ_TIME_LIMIT_MS;
-    ``throws`` is ``timeline_common.Declined``)."""
+    ``throws`` is ``timeline_common.Declined``), on ``broker`` (default
+    :func:`broker_for`)."""
     if queue not in actors:
         limit = int(os.environ.get("OJS_DRAMATIQ_TIME_LIMIT_MS", "600000"))
 
@@ -46,5 +70,5 @@ def declare(queue: str) -> Any:
             return tc.handle(job_id)
 
         actors[queue] = dramatiq.actor(scenario, actor_name=f"scenario_{queue}", queue_name=queue,
-                                       time_limit=limit, throws=(tc.Declined,))
+                                       broker=broker or broker_for(), time_limit=limit, throws=(tc.Declined,))
     return actors[queue]

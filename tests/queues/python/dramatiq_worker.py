@@ -1,12 +1,14 @@
 """A Dramatiq worker process for the tests: ``python dramatiq_worker.py QUEUE``.
 
-A Redis broker with Dramatiq's default middleware minus Retries, plus the
-OJS middleware; one worker thread; a 100 ms consumer poll so a due retry
+A Redis or RabbitMQ broker (dramatiq_app.broker_for) with Dramatiq's
+default middleware minus Retries, plus the OJS middleware; one worker
+thread, one message prefetched; a 100 ms consumer poll so a due retry
 starts promptly. Stops on SIGTERM.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -16,11 +18,17 @@ from dramatiq import Worker
 
 
 def main() -> None:
-    broker = dramatiq_app.broker
-    dramatiq_app.declare(sys.argv[1])
+    broker = dramatiq_app.broker_for()
+    dramatiq_app.declare(sys.argv[1], broker)
     # What the dramatiq CLI does in each process: TimeLimit starts its timer here.
     broker.emit_after("process_boot")
     worker = Worker(broker, worker_threads=1, worker_timeout=100)
+    # One message prefetched per thread, what the environment variable
+    # dramatiq_queue_prefetch=1 sets (docs/integrations.md: on RabbitMQ a
+    # redelivered message is a lost attempt; a message prefetched but not
+    # started would be counted as one); OJS_DRAMATIQ_PREFETCH for the test
+    # that pins that.
+    worker.queue_prefetch = int(os.environ.get("OJS_DRAMATIQ_PREFETCH", "1"))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     worker.start()

@@ -3,7 +3,8 @@ with two worker processes and keyed jitter, and must record the timeline
 ``RetryPolicy.decide`` gives for those job ids.
 
 Each runner is its own process (its CLI, see timeline_common), run one after
-the other on the same Redis. A gap (next start - failure) must be at least
+the other on the same Redis; Celery and Dramatiq once more on the real
+RabbitMQ (``celery-rabbitmq``, ``dramatiq-rabbitmq``). A gap (next start - failure) must be at least
 the decision's delay_ms (the queue never starts a retry early) and at most
 delay_ms + the queue's stated precision + the scenario's gap_slack_ms (the
 queue honoured the delay; not a measure of the engine's speed).
@@ -25,25 +26,28 @@ import timeline_common as tc
 ROOT = tc.HERE.parents[2]
 PY_QUEUES = ["celery", "rq", "dramatiq", "bullmq", "chasquimq"]
 QUEUE_NAMES = {"bullmq": "bullmq-python"}
-ALL = ["bullmq-node", "bullmq-python", "celery", "rq", "dramatiq", "chasquimq"]
+#: Celery and Dramatiq run it on RabbitMQ too (their runners' --broker).
+ON_RABBITMQ = ["celery-rabbitmq", "dramatiq-rabbitmq"]
+ALL = ["bullmq-node", "bullmq-python", "celery", "rq", "dramatiq", "chasquimq", *ON_RABBITMQ]
 
 
-def _command(queue: str, redis_url: str, redis86_url: str) -> list[str]:
+def _command(queue: str, redis_url: str, redis86_url: str, rabbitmq_url: str) -> list[str]:
     scenario = str(tc.SCENARIO_PATH)
     if queue == "bullmq-node":
         return ["node", str(ROOT / "tests/queues/node/timeline.mjs"), "--redis", redis_url,
                 "--scenario", scenario, "--workers", "2"]
-    module = "bullmq" if queue == "bullmq-python" else queue
+    broker = ["--broker", rabbitmq_url] if queue in ON_RABBITMQ else []
+    module = "bullmq" if queue == "bullmq-python" else queue.removesuffix("-rabbitmq")
     url = redis86_url if module == "chasquimq" else redis_url
     return [sys.executable, str(tc.HERE / f"timeline_{module}.py"), "--redis", url,
-            "--scenario", scenario, "--workers", "2"]
+            "--scenario", scenario, "--workers", "2", *broker]
 
 
 @pytest.fixture(scope="module")
-def timelines(redis_url: str, redis86_url: str) -> dict[str, Any]:
+def timelines(redis_url: str, redis86_url: str, rabbitmq_url: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for queue in ALL:
-        cmd = _command(queue, redis_url, redis86_url)
+        cmd = _command(queue, redis_url, redis86_url, rabbitmq_url)
         if not Path(cmd[1]).exists():
             out[queue] = RuntimeError(f"{queue}: runner {cmd[1]} is missing")
             continue

@@ -2,17 +2,24 @@
 on the real Redis, the scripted handler of timeline_common, and the engine's
 decisions as the expected outcome (``expected_timelines``), never the
 integration's own output.
+
+Celery and Dramatiq also run on the real RabbitMQ (cases ``celery-rabbitmq``,
+``dramatiq-rabbitmq``): the codes, rules and dead letters, the timeouts, a
+refused layer and the killed-worker cases, with the same assertions; their
+dead letters are read from the broker's own place (a durable queue).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from typing import Any
 
 import pytest
 import redis
 
+import amqp_common
 import timeline_celery
 import timeline_common as tc
 import timeline_dramatiq
@@ -21,6 +28,8 @@ from ojs_retry import PolicyError
 from ojs_retry.integrations import HISTORY_LIMIT
 
 QUEUES = ["celery", "rq", "dramatiq"]
+#: The cases that also run on RabbitMQ (Celery's and Dramatiq's default broker).
+RABBITMQ = ["celery-rabbitmq", "dramatiq-rabbitmq"]
 POLICY = {
     "max_attempts": 3,
     "initial_interval": "PT0.1S",
@@ -30,9 +39,24 @@ POLICY = {
 }
 
 
-def _run(queue: str, redis_url: str, scenario: dict[str, Any], **kw: Any) -> dict[str, Any]:
-    runner = {"celery": timeline_celery, "rq": timeline_rq, "dramatiq": timeline_dramatiq}[queue]
-    return runner.run(redis_url, scenario, 2, **kw)
+def _rabbitmq_url() -> str:
+    url = os.environ.get("RABBITMQ_URL")
+    if not url:
+        pytest.fail("RABBITMQ_URL is not set: run the queue tests through scripts/test-queues")
+    return url
+
+
+def _runner(case: str) -> Any:
+    """The runner of a case: ``celery``, ``rq``, ``dramatiq`` on Redis, or
+    ``<queue>-rabbitmq``."""
+    queue = case.removesuffix("-rabbitmq")
+    return {"celery": timeline_celery, "rq": timeline_rq, "dramatiq": timeline_dramatiq}[queue]
+
+
+def _run(case: str, redis_url: str, scenario: dict[str, Any], workers: int = 2, **kw: Any) -> dict[str, Any]:
+    if case.endswith("-rabbitmq"):
+        kw["broker"] = _rabbitmq_url()
+    return _runner(case).run(redis_url, scenario, workers, **kw)
 
 
 def _ids(queue: str, *names: str) -> dict[str, str]:
@@ -40,8 +64,29 @@ def _ids(queue: str, *names: str) -> dict[str, str]:
     return {n: f"{queue}-{n}-{tag}" for n in names}
 
 
-def _dead_letters(queue: str, redis_url: str, doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _dead_letters_amqp(queue: str, doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The durable queue on RabbitMQ: one persistent JSON message per record
+    (Dramatiq's ``.XQ`` holds the records in place of the messages)."""
+    from dramatiq.brokers.rabbitmq import DEAD_MESSAGE_TTL
+
+    url, name = doc["broker"], doc["redis_queue"]
+    place, arguments = (f"{name}:dead", None) if queue == "celery" else (f"{name}.XQ", {"x-message-ttl": DEAD_MESSAGE_TTL})
+    assert amqp_common.durable(url, place, arguments)
+    out: dict[str, dict[str, Any]] = {}
+    for props, record in amqp_common.take(url, place):
+        assert isinstance(record, dict), (props, record)
+        assert props["delivery_mode"] == 2 and props["message_id"] == record["job_id"]
+        assert props["headers"] == {"ojs_dead_letter": 1, "ojs_job_id": record["job_id"], "ojs_queue": name}
+        assert record["job_id"] not in out, f"{record['job_id']} dead-lettered twice"
+        out[record["job_id"]] = record
+    return out
+
+
+def _dead_letters(case: str, redis_url: str, doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The dead place of the queue, read with the queue's own layout: job id -> record."""
+    queue = case.removesuffix("-rabbitmq")
+    if case.endswith("-rabbitmq"):
+        return _dead_letters_amqp(queue, doc)
     client = redis.Redis.from_url(redis_url)
     name = doc["redis_queue"]
     if queue == "celery":
@@ -76,7 +121,7 @@ def _assert_timelines(doc: dict[str, Any], scenario: dict[str, Any], redis_url: 
         assert rec.starts(job) == len(rows), (job, rec.events(job))
 
 
-@pytest.mark.parametrize("queue", QUEUES)
+@pytest.mark.parametrize("queue", QUEUES + RABBITMQ)
 def test_codes_rules_and_dead_letters(queue: str, redis_url: str) -> None:
     ids = _ids(queue, "retry", "discard", "dead", "fail", "nonretry", "always")
     scenario = {"policy": POLICY, "jobs": [
@@ -113,7 +158,7 @@ def test_dead_letter_keeps_the_newest_errors(queue: str, redis_url: str) -> None
     assert [e["attempt"] for e in errors] == list(range(12 - HISTORY_LIMIT + 1, 13))
 
 
-@pytest.mark.parametrize("queue", QUEUES)
+@pytest.mark.parametrize("queue", QUEUES + RABBITMQ)
 def test_timeout_counts_the_attempt(queue: str, redis_url: str) -> None:
     ids = _ids(queue, "slow", "always_slow")
     policy = {**POLICY, "max_attempts": 2}
@@ -121,7 +166,7 @@ def test_timeout_counts_the_attempt(queue: str, redis_url: str) -> None:
         {"id": ids["slow"], "outcomes": [{"timeout": True}]},
         {"id": ids["always_slow"], "outcomes": "always", "always": {"timeout": True}},
     ]}
-    if queue == "celery":
+    if queue.startswith("celery"):
         doc = _run(queue, redis_url, scenario, task="scenario_soft_limit")
     elif queue == "rq":
         doc = _run(queue, redis_url, {**scenario, "job_timeout_s": 1})
@@ -195,18 +240,17 @@ def test_an_unreadable_or_behind_state_is_rebased(queue: str, redis_url: str) ->
     assert [e["attempt"] for e in dead[ids["behind"]]["retry_state"]["errors"]] == [1, 3]
 
 
-@pytest.mark.parametrize("queue", QUEUES)
+@pytest.mark.parametrize("queue", QUEUES + RABBITMQ)
 def test_a_layer_the_workers_refuse_is_dead_lettered_and_the_worker_goes_on(queue: str, redis_url: str) -> None:
     """A job enqueued with the plain queue API carries a layer the workers'
     defaults refuse (PT10M over the default PT5M cap): dead-lettered with the
     fault on its first failure; the one worker then runs the next job."""
     ids = _ids(queue, "refused", "next")
-    runner = {"celery": timeline_celery, "rq": timeline_rq, "dramatiq": timeline_dramatiq}[queue]
     scenario = {"policy": POLICY, "raw_layer": '{"initial_interval": "PT10M"}', "jobs": [
         {"id": ids["refused"], "outcomes": "always", "always": {"type": "external.timeout"}},
         {"id": ids["next"], "outcomes": []},
     ]}
-    doc = runner.run(redis_url, scenario, 1)
+    doc = _run(queue, redis_url, scenario, 1)
     got = {j: [(r["attempt"], r["action"], r["reason"]) for r in rows] for j, rows in doc["jobs"].items()}
     assert got == {ids["refused"]: [(1, "dead_letter", "policy_invalid")], ids["next"]: [(1, "succeeded", None)]}
     record = _dead_letters(queue, redis_url, doc)[ids["refused"]]
@@ -239,7 +283,7 @@ def test_celery_refuses_a_bad_policy_before_redis(redis_url: str) -> None:
     import celery_app
 
     queue = f"ojs-refuse-{uuid.uuid4().hex[:6]}"
-    celery_app.app.conf.broker_url = redis_url
+    celery_app.use_broker(redis_url, queue)
     _assert_refused(lambda: celery_app.scenario.apply_async(("x",), queue=queue, ojs_retry_policy=BAD))
     assert redis.Redis.from_url(redis_url).llen(queue) == 0
 
@@ -288,22 +332,23 @@ def test_a_listener_that_raises_changes_nothing(queue: str, redis_url: str, monk
     assert set(_dead_letters(queue, redis_url, doc)) == {ids["dead"], ids["always"]}
 
 
-def test_celery_hard_time_limit_counts_the_attempt(redis_url: str) -> None:
+@pytest.mark.parametrize("queue", ["celery", "celery-rabbitmq"])
+def test_celery_hard_time_limit_counts_the_attempt(queue: str, redis_url: str) -> None:
     """A hard time limit kills the pool process before the task reports:
     Celery's request hook in the worker's main process decides it as a
     timed-out attempt (Celery would otherwise record FAILURE and never
     redeliver it)."""
-    ids = _ids("celery", "slow", "always_slow")
+    ids = _ids(queue, "slow", "always_slow")
     scenario = {"policy": {**POLICY, "max_attempts": 2}, "jobs": [
         {"id": ids["slow"], "outcomes": [{"timeout": True}]},
         {"id": ids["always_slow"], "outcomes": "always", "always": {"timeout": True}},
     ]}
-    doc = _run("celery", redis_url, scenario, task="scenario_hard_limit")
+    doc = _run(queue, redis_url, scenario, task="scenario_hard_limit")
     _assert_timelines(doc, scenario, redis_url)
-    assert set(_dead_letters("celery", redis_url, doc)) == {ids["always_slow"]}
+    assert set(_dead_letters(queue, redis_url, doc)) == {ids["always_slow"]}
 
 
-@pytest.mark.parametrize("queue", ["celery", "rq"])
+@pytest.mark.parametrize("queue", ["celery", "rq", "celery-rabbitmq"])
 def test_killed_pool_process_counts_the_attempt(queue: str, redis_url: str) -> None:
     """The process running the handler is SIGKILLed by its pid: Celery's
     pool process (``WorkerLostError`` in the main process), RQ's work horse."""
@@ -317,40 +362,92 @@ def test_killed_pool_process_counts_the_attempt(queue: str, redis_url: str) -> N
     assert set(_dead_letters(queue, redis_url, doc)) == {ids["always_killed"]}
 
 
-def test_celery_killed_main_process_runs_as_the_same_attempt(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("queue", ["celery", "celery-rabbitmq"])
+def test_celery_killed_main_process_runs_as_the_same_attempt(queue: str, redis_url: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Pins what cannot be counted on Celery: the worker's main process is
     SIGKILLed (with its pool process) while the task runs. With ``acks_late``
-    the broker redelivers the message after its visibility timeout, and the
-    message is the one first sent (``request.retries`` 0): nothing that ran
-    is in it, so the second run is decided as attempt 1 again."""
+    the broker redelivers the message — Redis after its visibility timeout,
+    RabbitMQ when the worker's connection closes, flagged ``redelivered`` —
+    and the message is the one first sent (``request.retries`` 0): nothing
+    that ran is in it, so the second run is decided as attempt 1 again.
+    ``redelivered`` is not counted: RabbitMQ sets it as well on every retry
+    a stopping worker held for its ETA (docs/integrations.md)."""
     monkeypatch.setenv("OJS_CELERY_VISIBILITY_S", "2")
-    ids = _ids("celery", "main_killed")
+    ids = _ids(queue, "main_killed")
     scenario = {"policy": POLICY, "jobs": [
         {"id": ids["main_killed"], "outcomes": [{"kill_parent": True}, {"type": "external.blip"}]}]}
-    doc = _run("celery", redis_url, scenario)
+    doc = _run(queue, redis_url, scenario)
     got = [(r["attempt"], r["action"]) for r in doc["jobs"][ids["main_killed"]]]
     # Three runs: killed, failed (decided as attempt 1, not 2), succeeded.
     assert got == [(1, "retry"), (3, "succeeded")]
     assert tc.Recorder(redis_url, doc["run"]).starts(ids["main_killed"]) == 3
 
 
-def test_dramatiq_killed_worker_counts_the_attempt(redis_url: str) -> None:
+@pytest.mark.parametrize("queue", ["dramatiq", "dramatiq-rabbitmq"])
+def test_dramatiq_killed_worker_counts_the_attempt(queue: str, redis_url: str) -> None:
     """The Dramatiq worker process is SIGKILLed by its pid while the attempt
-    runs; the broker redelivers the message with ``retries`` unchanged after
-    the heartbeat timeout, and the run mark makes it the next attempt. Four
-    workers: each kill takes one."""
-    ids = _ids("dramatiq", "killed", "always_killed")
+    runs; the broker redelivers the message with ``retries`` unchanged —
+    Redis after the heartbeat timeout, where the run mark makes it the next
+    attempt; RabbitMQ when the worker's connection closes, flagged
+    ``redelivered``, which makes it the next attempt. Four workers: each
+    kill takes one."""
+    ids = _ids(queue, "killed", "always_killed")
     scenario = {"policy": {**POLICY, "max_attempts": 2}, "jobs": [
         {"id": ids["killed"], "outcomes": [{"kill": True}]},
         {"id": ids["always_killed"], "outcomes": "always", "always": {"kill": True}},
     ]}
     env = {"OJS_DRAMATIQ_HEARTBEAT_MS": "1000", "OJS_DRAMATIQ_MAINTENANCE_CHANCE": "1000000"}  # maintenance on every command
-    doc = timeline_dramatiq.run(redis_url, scenario, 4, extra_env=env)
+    doc = _run(queue, redis_url, scenario, 4, extra_env=env)
     _assert_timelines(doc, scenario, redis_url)
     assert all(r["timed_out"] for rows in doc["jobs"].values() for r in rows if r["action"] != "succeeded")
-    dead = _dead_letters("dramatiq", redis_url, doc)
+    dead = _dead_letters(queue, redis_url, doc)
     assert set(dead) == {ids["always_killed"]}
     assert {e["type"] for e in dead[ids["always_killed"]]["retry_state"]["errors"]} == {"dramatiq.WorkerLost"}
+
+
+def test_dramatiq_rabbitmq_counts_a_prefetched_message_as_lost(redis_url: str) -> None:
+    """Pins what RabbitMQ's ``redelivered`` cannot tell: a message a worker
+    had prefetched but not started when it died comes back flagged too, and
+    is counted as a lost attempt. Both messages wait in the queue before
+    one worker (one thread, Dramatiq's default prefetch of two) starts: it
+    runs the first, which kills it, while holding the second. A second
+    worker then decides both as lost attempt 1; the second job's handler
+    first runs after that decision."""
+    import os
+    import sys
+
+    import dramatiq_app
+    from ojs_retry.integrations import validate_job_policy
+    from ojs_retry.integrations._core import POLICY_KEY
+
+    rabbitmq_url = _rabbitmq_url()
+    ids = _ids("dramatiq-rabbitmq", "killer", "prefetched")
+    scenario = {"policy": POLICY, "jobs": [{"id": ids["killer"], "outcomes": [{"kill": True}]},
+                                          {"id": ids["prefetched"], "outcomes": []}]}
+    rec = tc.Recorder.new(redis_url, scenario)
+    name = f"ojs-dramatiq-{rec.run}"
+    env = {**rec.env(), "OJS_DRAMATIQ_BROKER": rabbitmq_url}
+    os.environ.update(env)
+    actor = dramatiq_app.declare(name, dramatiq_app.broker_for(rabbitmq_url))
+    for job in scenario["jobs"]:
+        message = actor.message_with_options(args=(job["id"],), **{POLICY_KEY: validate_job_policy(POLICY)})
+        actor.broker.enqueue(message.copy(message_id=job["id"]))
+    argv = [sys.executable, str(tc.HERE / "dramatiq_worker.py"), name]
+    procs = tc.start_workers(argv, 1, tc.child_env({**env, "OJS_DRAMATIQ_PREFETCH": "2"}),
+                             tc.log_prefix("dramatiq-prefetch", rec.run))
+    try:
+        assert procs[0].wait(60) == -9  # the first job's handler killed it
+        procs += tc.start_workers(argv, 1, tc.child_env(env), tc.log_prefix("dramatiq-second", rec.run))
+        rec.collect(list(ids.values()))
+    finally:
+        tc.stop_workers(procs)
+    jobs = rec.finished(list(ids.values()), amqp_common.held(rabbitmq_url, [name, f"{name}.DQ"]))
+    got = {j: [(r["attempt"], r["action"], r.get("timed_out")) for r in rows] for j, rows in jobs.items()}
+    assert got == {ids["killer"]: [(1, "retry", True), (2, "succeeded", None)],
+                   # decided as attempt 1 (lost), then its handler's first run
+                   ids["prefetched"]: [(1, "retry", True), (1, "succeeded", None)]}
+    assert [e["kind"] for e in rec.events(ids["prefetched"])] == ["decision", "start", "succeeded"]
 
 
 def test_dramatiq_throws_is_a_non_retryable_match(redis_url: str) -> None:

@@ -321,8 +321,12 @@ def cli(run: Callable[..., dict[str, Any]]) -> None:
     ap.add_argument("--scenario", default=str(SCENARIO_PATH))
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out")
+    # Another broker for the queue (Celery's and Dramatiq's RabbitMQ: an AMQP
+    # URL); the timeline is still recorded in --redis.
+    ap.add_argument("--broker")
     args = ap.parse_args()
-    doc = run(args.redis, load_scenario(args.scenario), args.workers)
+    extra = {"broker": args.broker} if args.broker else {}
+    doc = run(args.redis, load_scenario(args.scenario), args.workers, **extra)
     text = json.dumps(doc, indent=1)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

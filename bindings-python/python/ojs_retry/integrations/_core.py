@@ -31,6 +31,9 @@ which do not depend on the queue:
   computes the same delay for the same attempt), the state to store and,
   for a dead letter, the dead-letter record. It never raises for what the
   job carries; the rebasing, truncation and record are the engine's.
+* :func:`dead_letter_properties` — the one shape of a dead-letter record
+  published as a message (on RabbitMQ: Celery's ``<queue>:dead``, Dramatiq's
+  ``<queue>.XQ``): the record is the body, the properties say what it is.
 * :func:`notify` / :func:`tell` — listeners are told after the decision was
   carried out; one that raises is logged, never changing the outcome.
 * :func:`import_optional` / :func:`require` — the one way an integration
@@ -67,6 +70,7 @@ __all__ = [
     "JobError",
     "Listener",
     "class_of",
+    "dead_letter_properties",
     "error_type_of",
     "failure_from_exception",
     "import_optional",
@@ -315,6 +319,24 @@ def validate_enqueued_layer(job: PolicyLayer | RetryPolicy | None, defaults: Any
             )
         defaults = None
     return validate_job_policy(job, defaults)
+
+
+def dead_letter_properties(job_id: str, queue: str) -> dict[str, Any]:
+    """The message properties of a dead-letter record published to a queue
+    (AMQP: kombu's ``Producer.publish`` and pika's ``BasicProperties`` take
+    them as they are): persistent, JSON, the job id as the message id.
+
+    >>> dead_letter_properties("job-1", "emails")["headers"]
+    {'ojs_dead_letter': 1, 'ojs_job_id': 'job-1', 'ojs_queue': 'emails'}
+    """
+    return {
+        "content_type": "application/json",
+        "content_encoding": "utf-8",
+        # Persistent: a durable queue keeps it across a broker restart.
+        "delivery_mode": 2,
+        "message_id": job_id,
+        "headers": {"ojs_dead_letter": 1, "ojs_job_id": job_id, "ojs_queue": queue},
+    }
 
 
 def now_ms() -> int:

@@ -15,6 +15,7 @@ __all__ = [
     "JobError",
     "Listener",
     "class_of",
+    "dead_letter_properties",
     "error_type_of",
     "failure_from_exception",
     "import_optional",
@@ -79,6 +80,7 @@ def validate_job_policy(
 WORKERS_UNSTATED: Any
 
 def validate_enqueued_layer(job: PolicyLayer | RetryPolicy | None, defaults: Any) -> str | None: ...
+def dead_letter_properties(job_id: str, queue: str) -> dict[str, Any]: ...
 def now_ms() -> int: ...
 def transact(
     defaults: PolicyLayer | RetryPolicy | None,

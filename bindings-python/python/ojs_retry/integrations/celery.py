@@ -21,9 +21,12 @@ What it maps (docs/integrations.md has the whole table):
   ``retry_on_worker_lost`` sends); ``max_retries`` is ``None`` so Celery
   never stops a retry the engine decided;
 * discard: the exception propagates (Celery records FAILURE and acknowledges);
-* dead letter: the engine's dead-letter record (``outcome.dead_letter``) is pushed
-  onto the Redis list ``<queue>:dead`` (``ojs_dead_letter_key`` overrides
-  it), then the exception propagates as for discard.
+* dead letter: the engine's dead-letter record (``outcome.dead_letter``) goes
+  to ``<queue>:dead`` (``ojs_dead_letter_key`` overrides the name) on the
+  broker in use — on Redis the list of that name; on any other broker
+  (RabbitMQ) a durable queue of that name the integration declares, one
+  persistent message per record (:func:`~ojs_retry.integrations._core.dead_letter_properties`)
+  — then the exception propagates as for discard.
 
 The job's policy layer and its §10 state travel in the message headers
 (``ojs_retry_policy``, ``ojs_retry_state``); the jitter key is the task id.
@@ -44,6 +47,7 @@ from ._core import (
     JobError,
     Listener,
     class_of,
+    dead_letter_properties,
     failure_from_exception,
     import_optional,
     now_ms,
@@ -57,6 +61,7 @@ from ._core import (
 __all__ = ["JobError", "OjsRequest", "OjsTask", "dead_letter_key"]
 
 _celery = import_optional("celery")
+_kombu = import_optional("kombu")
 _exceptions = import_optional("celery.exceptions")
 _request = import_optional("celery.worker.request")
 _billiard = import_optional("billiard.exceptions")
@@ -66,7 +71,8 @@ _WorkerLostError = class_of(_billiard, "WorkerLostError")
 
 
 def dead_letter_key(queue: str) -> str:
-    """The Redis list a queue's dead-lettered tasks go to: ``<queue>:dead``."""
+    """Where a queue's dead-lettered tasks go: ``<queue>:dead`` (the Redis
+    list on a Redis broker, the durable queue on any other)."""
     return f"{queue}:dead"
 
 
@@ -75,6 +81,23 @@ def _redis_client(url: str) -> Any:
     import redis  # noqa: PLC0415  (Celery's Redis transport's own dependency)
 
     return redis.Redis.from_url(url)
+
+
+def _broker_is_redis(app: Any) -> bool:
+    # kombu's own name of the transport (redis, rediss and sentinel URLs are
+    # all "redis"); no connection is opened.
+    return bool(app.connection_for_write().transport.driver_type == "redis")
+
+
+def _publish_record(app: Any, name: str, record: str, job_id: str, queue: str) -> None:
+    """The record as one persistent message on the durable queue ``name``
+    (declared here, bound to the default exchange), through the app's own
+    producer pool and connection retry."""
+    kombu = require(_kombu, "celery")
+    place = kombu.Queue(name, kombu.Exchange(""), routing_key=name, durable=True, auto_delete=False)
+    with app.producer_or_acquire() as producer:
+        producer.publish(record, exchange="", routing_key=name, declare=[place], retry=True,
+                         **dead_letter_properties(job_id, queue))
 
 
 class OjsRequest(class_of(_request, "Request")):  # type: ignore[misc]
@@ -134,9 +157,11 @@ class OjsTask(class_of(_celery, "Task") if _celery else object):  # type: ignore
     ojs_retry_policy: ClassVar[PolicyLayer | RetryPolicy | None] = None
     #: Called with every decision carried out (in the worker process).
     ojs_listeners: ClassVar[Iterable[Listener]] = ()
-    #: The Redis list for dead-lettered tasks (default ``<queue>:dead``).
+    #: Where dead-lettered tasks go (default ``<queue>:dead``): a Redis list
+    #: on a Redis broker, a durable queue on any other.
     ojs_dead_letter_key: ClassVar[str | None] = None
-    #: The Redis holding that list (default: the app's broker URL).
+    #: A Redis holding that list instead of the broker (default: none, the
+    #: broker in use).
     ojs_dead_letter_url: ClassVar[str | None] = None
     #: Exceptions counted as timeouts besides ``TimeoutError``.
     ojs_timeout_types: ClassVar[tuple[type[BaseException], ...]] = _TIME_LIMITS
@@ -221,9 +246,15 @@ class OjsTask(class_of(_celery, "Task") if _celery else object):  # type: ignore
                 STATE_KEY: out.state_json}
 
     def _ojs_dead_letter(self, request: Any, out: Outcome) -> None:
-        if out.decision.action == "dead_letter":
-            key = self.ojs_dead_letter_key or dead_letter_key(self._ojs_queue(request))
-            _redis_client(self.ojs_dead_letter_url or self.app.conf.broker_url).rpush(key, out.dead_letter or "null")
+        if out.decision.action != "dead_letter":
+            return
+        queue = self._ojs_queue(request)
+        name = self.ojs_dead_letter_key or dead_letter_key(queue)
+        record = out.dead_letter or "null"
+        if self.ojs_dead_letter_url or _broker_is_redis(self.app):
+            _redis_client(self.ojs_dead_letter_url or self.app.conf.broker_url).rpush(name, record)
+        else:
+            _publish_record(self.app, name, record, str(request.id), queue)
 
     def _ojs_tell(self, request: Any, failure: Failure, out: Outcome, now: int) -> None:
         attempt = int(request.retries or 0) + 1

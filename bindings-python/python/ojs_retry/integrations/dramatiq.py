@@ -27,15 +27,22 @@ What it maps:
   subclass is recorded under the listed class's type (Dramatiq matches with
   ``isinstance``, the engine matches type strings);
 * an attempt whose worker died (the broker redelivers the message with
-  ``retries`` unchanged) is found by a run mark — ``add`` on a Dramatiq
-  rate-limiter backend, set when an attempt starts — and decided as a
-  timed-out attempt before anything runs again;
+  ``retries`` unchanged) is decided as a timed-out attempt before anything
+  runs again. It is found by a run mark — ``add`` on a Dramatiq
+  rate-limiter backend, set when an attempt starts — on a Redis broker or
+  with ``marks=``; on RabbitMQ without marks, by the delivery's
+  ``redelivered`` flag, which RabbitMQ also sets on a message a worker
+  had prefetched but not started when it stopped (docs/integrations.md:
+  run workers with a prefetch of one message per thread);
 * retry: ``retries`` + 1 and ``broker.enqueue(message, delay=...)``, the
   delay the engine's, or the one of a ``dramatiq.Retry(delay=...)`` raised
   by the actor (the engine still decides whether it is retried);
-* dead letter: ``message.fail()`` (the broker's dead-letter queue, ``.XQ``);
-  the dead-letter record goes to :attr:`OjsRetries.dead_letters` (on a
-  Redis broker the list ``<namespace>:<queue>:dead``);
+* dead letter: the dead-letter record goes to :attr:`OjsRetries.dead_letters`
+  — on a Redis broker the list ``<namespace>:<queue>:dead`` and the message
+  to Dramatiq's dead-letter queue ``.XQ`` (``message.fail()``); on RabbitMQ
+  the record itself, published as a persistent message to the durable
+  ``<queue>.XQ`` (``message.fail()`` would dead-letter the body as first
+  published, without what the engine recorded), and the message acknowledged;
 * discard: the message is acknowledged (gone).
 
 Dramatiq swallows exceptions raised in ``after_process_message``; if the
@@ -59,6 +66,7 @@ from ._core import (
     JobError,
     Listener,
     class_of,
+    dead_letter_properties,
     error_type_of,
     failure_from_exception,
     import_optional,
@@ -148,10 +156,13 @@ class OjsRetries(_Middleware):  # type: ignore[misc]
 
     ``marks``: where run marks go — any Dramatiq rate-limiter backend (its
     ``add``); by default the broker's own Redis on a Redis broker, and none
-    on another broker (an attempt whose worker died is then run again as the
-    same attempt). ``dead_letters(broker, message, record)``: where a
-    dead-letter record goes; by default the Redis list
-    :func:`dead_letter_key` on a Redis broker, and the log elsewhere.
+    on another broker: on RabbitMQ a redelivered message is then a lost
+    attempt; on any other, an attempt whose worker died is run again as the
+    same attempt. ``dead_letters(broker, message, record)``: where a
+    dead-letter record goes (the message then goes to ``.XQ``); by default
+    the Redis list :func:`dead_letter_key` on a Redis broker, ``<queue>.XQ``
+    itself on RabbitMQ (the record instead of the message), and the log
+    elsewhere.
     """
 
     @renamed_keywords(policy=POLICY_KEY)
@@ -225,10 +236,13 @@ class OjsRetries(_Middleware):  # type: ignore[misc]
         that started this attempt died before it reported."""
         marks = self._marks(broker)
         if marks is None:
-            return
-        key = f"ojs_retry:run:{message.queue_name}:{message.message_id}:{message.options.get('retries', 0)}"
-        if marks.add(key, 1, MARK_TTL_MS):
-            return
+            # RabbitMQ's own mark: a delivery it had given a consumer before.
+            if not (_is_rabbitmq(broker) and getattr(message, "redelivered", False)):
+                return
+        else:
+            key = f"ojs_retry:run:{message.queue_name}:{message.message_id}:{message.options.get('retries', 0)}"
+            if marks.add(key, 1, MARK_TTL_MS):
+                return
         lost = Failure(LOST_TYPE, None, True, "the worker running this attempt stopped before it reported")
         self._decide(broker, message, lost, None)
         raise require(_middleware, "dramatiq").SkipMessage("decided as a lost attempt")
@@ -278,7 +292,8 @@ class OjsRetries(_Middleware):  # type: ignore[misc]
             broker.enqueue(message, delay=delay)
         elif action == "dead_letter":
             self.dead_letters(broker, message, out.dead_letter or "null")
-            message.fail()
+            if self.dead_letters is not _default_dead_letters or not _is_rabbitmq(broker):
+                message.fail()  # else the record is in .XQ in its place
 
     def _marks(self, broker: Any) -> Any:
         if self.marks is None and _is_redis(broker):
@@ -293,9 +308,29 @@ def _is_redis(broker: Any) -> bool:
     return redis_broker is not None and isinstance(broker, redis_broker.RedisBroker)
 
 
+def _is_rabbitmq(broker: Any) -> bool:
+    rabbitmq_broker = sys.modules.get("dramatiq.brokers.rabbitmq")  # not imported: no RabbitMQ broker exists
+    return rabbitmq_broker is not None and isinstance(broker, rabbitmq_broker.RabbitmqBroker)
+
+
+def _publish_to_xq(broker: Any, message: Any, record: str) -> None:
+    """The record as one persistent message on the queue's durable ``.XQ``
+    (declared with the queue), on this thread's channel of the broker."""
+    import pika  # noqa: PLC0415  (RabbitmqBroker's own dependency)
+    from dramatiq.common import xq_name  # noqa: PLC0415
+
+    broker.declare_queue(message.queue_name, ensure=True)
+    props = pika.BasicProperties(**dead_letter_properties(str(message.message_id), message.queue_name))
+    broker.channel.basic_publish(exchange="", routing_key=xq_name(message.queue_name), body=record.encode(),
+                                 properties=props)
+
+
 def _default_dead_letters(broker: Any, message: Any, record: str) -> None:
-    """A Redis broker's list :func:`dead_letter_key`; the log on another broker."""
+    """A Redis broker's list :func:`dead_letter_key`; RabbitMQ's ``<queue>.XQ``;
+    the log on another broker."""
     if _is_redis(broker):
         broker.client.rpush(dead_letter_key(message.queue_name, broker.namespace), record)
+    elif _is_rabbitmq(broker):
+        _publish_to_xq(broker, message, record)
     else:
         _log.warning("ojs_retry: dead letter of message %s: %s", message.message_id, record)
