@@ -187,10 +187,7 @@ impl CallOptions {
                     Some(s) => seed = Some(s),
                     None => faults.push(
                         name,
-                        expected(
-                            "an integer in 0..2^64 (a number, BigInt or decimal string)",
-                            v,
-                        ),
+                        expected("an integer in 0..2^64 (a number or a decimal string)", v),
                     ),
                 },
                 "key" => match v.as_str() {
