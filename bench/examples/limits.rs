@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use ojs_retry::limits::{MAX_ARRAY_LEN, MAX_DOCUMENT_BYTES, MAX_LAYERS, MAX_STRING_BYTES};
-use ojs_retry::{Case, Failure, JitterSource, Layer, RetryPolicy, RetryState, Value};
+use ojs_retry::{Failure, JitterSource, Layer, RetryPolicy, RetryState, Value};
 use serde_json::json;
 
 fn time<T>(name: &str, mut f: impl FnMut() -> T) {
@@ -92,7 +92,7 @@ fn main() {
     });
     let details = json!({ "attempt": 1, "details": vec![json!(big.clone()); 15] });
     time("failure of ~1 MiB (details 15 × 64 KiB)", || {
-        Failure::from_deserializer(&details, Case::Snake, None).unwrap()
+        Failure::from_deserializer(&details, None).unwrap()
     });
     let errors: Vec<_> = (1..=MAX_ARRAY_LEN as u64)
         .map(|n| json!({"attempt": n, "type": "a.b", "message": "m", "code": "RETRY", "timestamp": "2026-02-12T10:00:00Z"}))

@@ -13,7 +13,10 @@
 //   (`attempts: 2`, `backoff: 1`) and on the engine (max_attempts 2, constant
 //   1 ms, through ojs-retry/bullmq: the decision, the job's §10 state written
 //   to its hash, the backoff hook); rounds alternate, the ratio is engine /
-//   native of the medians.
+//   native of the medians. The floor beside it (floor_jobs_per_s,
+//   floor_ratio): the same integration doing the same Redis writes with the
+//   engine's transaction replaced by a no-op (the first job's real outcome,
+//   reused) — what the integration's protocol costs without the engine.
 // * enqueue: per call, `queue.add` alone (with `{attempts: 5}`, and with
 //   options of the size `addJob` sends: the policy layer's text, attempts,
 //   backoff), `jobOptions` (the enqueue-time validation, RET-16) alone,
@@ -26,7 +29,7 @@ import { parseArgs } from 'node:util'
 const require = createRequire(new URL('../../tests/queues/node/package.json', import.meta.url))
 const { Queue, Worker } = require('bullmq')
 const { backend } = require('ojs-retry')
-const { addJob, createWorker, jobOptions } = require('ojs-retry/bullmq')
+const { addJob, createWorker, jobOptions, Processor, workerOptions } = require('ojs-retry/bullmq')
 
 const POLICY = { max_attempts: 2, initial_interval: 'PT0.001S', backoff_strategy: 'none', jitter: false }
 const LAYER = { max_attempts: 5, initial_interval: 'PT1S', non_retryable_errors: ['validation.*'] }
@@ -38,7 +41,24 @@ function connectionOf(url) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
-async function retryRound(connection, jobs, engine) {
+/** The integration with a no-op engine: every failure gets the first one's outcome. */
+class NoopEngine extends Processor {
+  transact(job, attempt, failure, state, now) {
+    this.outcome ??= super.transact(job, attempt, failure, state, now)
+    return this.outcome
+  }
+}
+
+function workerOf(kind, name, handler, opts) {
+  if (kind === 'engine') return createWorker(name, handler, opts, { policy: POLICY })
+  if (kind === 'floor') {
+    const p = new NoopEngine(handler, { policy: POLICY })
+    return new Worker(name, p.process, workerOptions(p, opts))
+  }
+  return new Worker(name, handler, opts)
+}
+
+async function retryRound(connection, jobs, kind) {
   const name = `bench-bmq-${randomUUID().slice(0, 8)}`
   const queue = new Queue(name, { connection })
   let finished = 0
@@ -50,9 +70,9 @@ async function retryRound(connection, jobs, engine) {
     return 1
   }
   const opts = { connection, concurrency: 50 }
-  const worker = engine ? createWorker(name, handler, opts, { policy: POLICY }) : new Worker(name, handler, opts)
+  const worker = workerOf(kind, name, handler, opts)
   await worker.waitUntilReady()
-  const jobOpts = engine ? jobOptions() : { attempts: 2, backoff: 1 }
+  const jobOpts = kind === 'native' ? { attempts: 2, backoff: 1 } : jobOptions()
   const start = performance.now()
   await queue.addBulk(Array.from({ length: jobs }, () => ({ name: 'j', data: null, opts: jobOpts })))
   await all
@@ -110,17 +130,29 @@ async function main() {
   const connection = connectionOf(values.redis)
   const jobs = Number(values.jobs)
   const rounds = Number(values.rounds)
-  const native = []
-  const engine = []
+  const runs = { native: [], engine: [], floor: [] }
+  const kinds = Object.keys(runs)
   for (let r = 0; r < rounds; r++) {
-    native.push(await retryRound(connection, jobs, false))
-    engine.push(await retryRound(connection, jobs, true))
+    // Each kind once a round, who goes first rotating round by round.
+    for (let i = 0; i < kinds.length; i++) {
+      const kind = kinds[(r + i) % kinds.length]
+      runs[kind].push(await retryRound(connection, jobs, kind))
+    }
   }
+  const { native, engine, floor } = runs
   const doc = {
     queue: 'bullmq-node',
     backend,
     bullmq: require('bullmq/package.json').version,
-    retry_path: { jobs, native_jobs_per_s: native, engine_jobs_per_s: engine, ratio: median(engine) / median(native) },
+    retry_path: {
+      jobs,
+      native_jobs_per_s: native,
+      engine_jobs_per_s: engine,
+      floor_jobs_per_s: floor,
+      ratio: median(engine) / median(native),
+      floor_ratio: median(floor) / median(native),
+      engine_over_floor: median(engine) / median(floor),
+    },
     enqueue: await enqueueCost(connection, jobs, rounds),
   }
   console.log(JSON.stringify(doc, null, 1))

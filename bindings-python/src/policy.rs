@@ -5,7 +5,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::OnceLock;
 
-use ojs_retry::{Case, ErrorCode, Failure, HandlerCode, Layer, Reason, Value};
+use ojs_retry::{ErrorCode, Failure, HandlerCode, Layer, Reason, Value};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
@@ -343,7 +343,7 @@ pub(crate) fn failure(
     default_attempt: Option<u64>,
 ) -> Result<Failure, ojs_retry::Error> {
     match doc {
-        Ok(v) => Failure::from_value(v, Case::Snake, default_attempt),
+        Ok(v) => Failure::from_value(v, default_attempt),
         Err(e) => Err(e.clone()),
     }
 }

@@ -4,7 +4,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use ojs_retry::{Case, ErrorCode, Heartbeat};
+use ojs_retry::{ErrorCode, Heartbeat};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
@@ -108,10 +108,7 @@ impl PyRetryState {
     #[getter]
     fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let state = lock(&self.inner);
-        let records: Vec<_> = state
-            .errors()
-            .map(|r| ojs_retry::Cased(r, Case::Snake))
-            .collect();
+        let records: Vec<_> = state.errors().map(ojs_retry::RecordMs).collect();
         Ok(pythonize::pythonize(py, &records)?.cast_into::<PyList>()?)
     }
 

@@ -8,7 +8,7 @@
 
 use magnus::prelude::*;
 use magnus::{Error, Fixnum, Float, RBignum, RString, Ruby, TryConvert, Value};
-use ojs_retry::{CallOptions, Case, ErrorCode, Failure, Fault, Layer, limits};
+use ojs_retry::{CallOptions, ErrorCode, Failure, Fault, Layer, limits};
 
 use crate::errors::{CoreResult, bad_argument};
 use crate::read::{self, with_reader};
@@ -108,9 +108,7 @@ pub(crate) fn options(
     if given.iter().all(|(_, v)| v.is_none()) {
         return Ok(CallOptions::default());
     }
-    with_reader(ruby, |r| {
-        CallOptions::from_deserializer(r.pairs(given), Case::Snake)
-    })
+    with_reader(ruby, |r| CallOptions::from_deserializer(r.pairs(given)))
 }
 
 /// The failure keywords (`type`, `code`, `timed_out`, `message`,
@@ -126,12 +124,12 @@ pub(crate) fn failure(
 ) -> Result<Failure, Error> {
     if given.iter().all(|(_, v)| v.is_none()) {
         let empty = ojs_retry::Value::Object(ojs_retry::Map::new());
-        return Failure::from_value(&empty, Case::Snake, Some(attempt)).rb(ruby);
+        return Failure::from_value(&empty, Some(attempt)).rb(ruby);
     }
     let mut sorted = given.to_vec();
     sorted.push(("attempt", attempt_given));
     sorted.sort_by_key(|(name, _)| *name);
     with_reader(ruby, |r| {
-        Failure::from_deserializer(r.pairs(&sorted), Case::Snake, Some(attempt))
+        Failure::from_deserializer(r.pairs(&sorted), Some(attempt))
     })
 }

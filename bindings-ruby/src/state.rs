@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use magnus::prelude::*;
 use magnus::scan_args::{get_kwargs, scan_args};
 use magnus::{Error, RHash, RString, Ruby, TryConvert, Value};
-use ojs_retry::{Case, ErrorCode, Heartbeat, limits};
+use ojs_retry::{ErrorCode, Heartbeat, limits};
 
 use crate::args;
 use crate::convert::{Keys, serialize};
@@ -103,10 +103,7 @@ impl RetryState {
     /// `timestamp_ms` (epoch ms).
     pub(crate) fn errors(ruby: &Ruby, rb_self: &Self) -> Result<Value, Error> {
         let records: Vec<ojs_retry::ErrorRecord> = lock(&rb_self.inner).errors().cloned().collect();
-        let cased: Vec<_> = records
-            .iter()
-            .map(|r| ojs_retry::Cased(r, Case::Snake))
-            .collect();
+        let cased: Vec<_> = records.iter().map(ojs_retry::RecordMs).collect();
         serialize(ruby, &cased, Keys::Symbols)
     }
 

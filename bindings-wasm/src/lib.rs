@@ -22,12 +22,14 @@
 //! What lives here: converting arguments ([`read`]: live JS values read by
 //! the core's one reader through a serde `Deserializer`, sizes checked
 //! before anything is copied, own properties only, holes as holes; the
-//! call options, [`options`]), calling the core, and writing results
+//! call options, [`options`]; the JS spelling of a failure's keys, [`keys`]),
+//! calling the core, and writing results
 //! ([`out`]). A core error becomes the JSON text every export throws, in
 //! one place ([`fw::Thrown`]); the JS layer makes it an `OjsRetryError`.
 //! No policy logic lives here, and no `unsafe`.
 
 mod fw;
+mod keys;
 mod options;
 mod out;
 mod policy;

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use ojs_retry::{Case, ErrorCode, Failure, HandlerCode, Layer, Map, Value};
+use ojs_retry::{ErrorCode, Failure, HandlerCode, Layer, Map, Value};
 
 use crate::fw::{self, Core, Result, Thrown, Val, ret};
 use crate::options::{Call, CallOptions};
@@ -382,11 +382,7 @@ pub(crate) fn typed_failure(
         .text("code", code)
         .flag("timedOut", timed_out)
         .text("message", message);
-    Ok(Failure::from_value(
-        &r.into_value(),
-        Case::Camel,
-        default_attempt,
-    )?)
+    crate::keys::failure(r.into_value(), default_attempt)
 }
 
 /// A failure object as the caller passed it, read by the core's reader of
@@ -397,7 +393,7 @@ pub(crate) fn failure_object<H: Host>(
     default_attempt: Option<u64>,
 ) -> Core<Failure> {
     let doc = read::document(h, v, ErrorCode::InvalidArgument)?;
-    Ok(Failure::from_value(&doc, Case::Camel, default_attempt)?)
+    crate::keys::failure(doc, default_attempt)
 }
 
 /// Retry, discard or dead-letter after a failure given field by field, and

@@ -90,10 +90,25 @@ fn not_data(what: &str) -> String {
 
 pub(crate) const LONE_SURROGATE: &str = "expected well-formed text, found a lone UTF-16 surrogate";
 
-/// A string measured before it is copied: longer than a whole document, it
-/// is refused as it is (the core checks a shorter one's bytes).
+/// A string argument of `units` UTF-16 code units (never more than its
+/// UTF-8 bytes) measured before it is copied: nothing the engine reads is
+/// longer than a whole document, so a longer one is refused as it is (the
+/// core checks a shorter one's bytes).
+pub(crate) fn check_units(code: ErrorCode, path: &str, units: usize) -> Result<(), Error> {
+    let max = ojs_retry::limits::MAX_DOCUMENT_BYTES;
+    if units > max {
+        return Err(Error::new(
+            code,
+            path,
+            format!("expected a string of at most {max} bytes, found one of {units} UTF-16 units"),
+        ));
+    }
+    Ok(())
+}
+
+/// [`check_units`] for a member of a document: the fault's message.
 fn measured(units: usize) -> Result<(), String> {
-    ojs_retry::limits::check_text_arg(ErrorCode::InvalidArgument, "", units).map_err(|e| {
+    check_units(ErrorCode::InvalidArgument, "", units).map_err(|e| {
         e.faults()
             .first()
             .map(|f| f.message.clone())
@@ -342,7 +357,7 @@ pub(crate) fn string_arg<H: Host>(
     let fault = |m: String| Thrown::from(Error::new(code, field, m));
     match h.prim(v).map_err(fault)? {
         Prim::String(units) => {
-            ojs_retry::limits::check_text_arg(code, field, units)?;
+            check_units(code, field, units)?;
             h.text(v)
                 .map_err(fault)?
                 .ok_or_else(|| fault(LONE_SURROGATE.into()))

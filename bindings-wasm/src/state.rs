@@ -266,7 +266,7 @@ pub fn state_record_with(
         let next = state.0.borrow().next_attempt();
         let failure = match doc {
             None => ojs_retry::Failure::new(next),
-            Some(v) => ojs_retry::Failure::from_value(&v, ojs_retry::Case::Camel, Some(next))?,
+            Some(v) => crate::keys::failure(v, Some(next))?,
         };
         let d =
             state

@@ -23,7 +23,7 @@ fn carried<H: Host>(h: &H, v: H::V) -> Option<Layer<'static>> {
     match h.prim(&v) {
         Ok(Prim::Undefined | Prim::Null) => None,
         Ok(Prim::String(units))
-            if ojs_retry::limits::check_text_arg(ErrorCode::InvalidArgument, "", units).is_ok() =>
+            if read::check_units(ErrorCode::InvalidArgument, "", units).is_ok() =>
         {
             match h.text(&v) {
                 Ok(Some(text)) => Some(Layer::Json(text.into())),

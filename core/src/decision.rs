@@ -32,11 +32,8 @@ use alloc::string::String;
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
-use crate::cased::Cased;
-
 use crate::error::quote;
 use crate::failure::HandlerCode;
-use crate::value::Case;
 use alloc::format;
 
 /// What the queue should do with the job.
@@ -219,13 +216,7 @@ impl Decision {
 
 impl Serialize for Decision {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        Cased(self, Case::Snake).serialize(s)
-    }
-}
-
-impl Serialize for Cased<'_, Decision> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (d, c) = (self.0, self.1);
+        let d = self;
         let pattern = match &d.reason {
             Reason::NonRetryable { pattern } => Some(pattern.as_str()),
             _ => None,
@@ -233,25 +224,13 @@ impl Serialize for Cased<'_, Decision> {
         let mut st = s.serialize_struct("Decision", 9)?;
         st.serialize_field("action", d.action.as_str())?;
         st.serialize_field("reason", d.reason.as_str())?;
-        st.serialize_field(
-            crate::cased::key(c, "handler_code", "handlerCode"),
-            &d.handler_code.map(HandlerCode::as_str),
-        )?;
-        st.serialize_field(
-            crate::cased::key(c, "matched_pattern", "matchedPattern"),
-            &pattern,
-        )?;
+        st.serialize_field("handler_code", &d.handler_code.map(HandlerCode::as_str))?;
+        st.serialize_field("matched_pattern", &pattern)?;
         st.serialize_field("attempt", &d.attempt)?;
-        st.serialize_field(crate::cased::key(c, "timed_out", "timedOut"), &d.timed_out)?;
-        st.serialize_field(
-            crate::cased::key(c, "retry_number", "retryNumber"),
-            &d.retry_number,
-        )?;
-        st.serialize_field(crate::cased::key(c, "delay_ms", "delayMs"), &d.delay_ms)?;
-        st.serialize_field(
-            crate::cased::key(c, "next_retry_at", "nextRetryAt"),
-            &d.next_retry_at,
-        )?;
+        st.serialize_field("timed_out", &d.timed_out)?;
+        st.serialize_field("retry_number", &d.retry_number)?;
+        st.serialize_field("delay_ms", &d.delay_ms)?;
+        st.serialize_field("next_retry_at", &d.next_retry_at)?;
         st.end()
     }
 }

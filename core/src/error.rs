@@ -88,6 +88,25 @@ impl Fault {
         }
     }
 
+    /// The fault of an unknown key in an object, as every reader of the
+    /// engine reports one: the key (quoted, at most 64 characters of it)
+    /// and the keys the object takes (`expected`, as the host spells them).
+    ///
+    /// ```
+    /// use ojs_retry::Fault;
+    /// let f = Fault::unknown_field("kye", "attempt or type");
+    /// assert_eq!((f.field.as_deref(), f.path.as_deref()), (Some("kye"), Some("kye")));
+    /// assert_eq!(f.message, r#"unknown field "kye"; expected attempt or type"#);
+    /// ```
+    #[must_use]
+    pub fn unknown_field(key: &str, expected: &str) -> Self {
+        Self::at_field(
+            key,
+            key.into(),
+            alloc::format!("unknown field {}; expected {expected}", quote(key)),
+        )
+    }
+
     /// A fault at `path` (`""`: the whole document); its field is the
     /// path's first segment.
     pub(crate) fn at(path: &str, message: String) -> Self {

@@ -7,9 +7,8 @@ use alloc::string::String;
 
 use crate::describe::quote;
 use crate::duration::MAX_MS;
-use crate::error::{Error, ErrorCode, Faults};
+use crate::error::{Error, ErrorCode, Fault, Faults};
 use crate::options::uint_arg;
-use crate::value::Case;
 use crate::value::Value;
 
 /// A handler error response code (§7.1).
@@ -197,8 +196,8 @@ impl Failure {
         self
     }
 
-    /// Reads a failure object: `attempt`, `type`, `code`, `timed_out`
-    /// (`timedOut` in [`Case::Camel`]), `message` and `details`. `null`
+    /// Reads a failure object: `attempt`, `type`, `code`, `timed_out`,
+    /// `message` and `details`. `null`
     /// stands for an absent key; unknown keys are faults. `attempt` may be
     /// left out only when `default_attempt` is given (a state knows its
     /// next attempt).
@@ -208,18 +207,14 @@ impl Failure {
     /// `validation.invalid_argument` listing every fault.
     ///
     /// ```
-    /// use ojs_retry::{Case, Failure, Value};
-    /// let v = Value::from_json(r#"{"attempt": 2, "type": "net.reset", "timedOut": false}"#).unwrap();
-    /// let f = Failure::from_value(&v, Case::Camel, None).unwrap();
+    /// use ojs_retry::{Failure, Value};
+    /// let v = Value::from_json(r#"{"attempt": 2, "type": "net.reset", "timed_out": false}"#).unwrap();
+    /// let f = Failure::from_value(&v, None).unwrap();
     /// assert_eq!(f, Failure::new(2).with_type("net.reset"));
     /// let typo = Value::from_json(r#"{"attempt": 2, "error_type": "x"}"#).unwrap();
-    /// assert_eq!(Failure::from_value(&typo, Case::Camel, None).unwrap_err().field(), Some("error_type"));
+    /// assert_eq!(Failure::from_value(&typo, None).unwrap_err().field(), Some("error_type"));
     /// ```
-    pub fn from_value(
-        value: &Value,
-        case: Case,
-        default_attempt: Option<u64>,
-    ) -> Result<Self, Error> {
+    pub fn from_value(value: &Value, default_attempt: Option<u64>) -> Result<Self, Error> {
         let mut faults = Faults::default();
         let mut f = Self::new(default_attempt.unwrap_or(0));
         let Some(map) = value.as_object() else {
@@ -230,7 +225,6 @@ impl Failure {
             faults.into_error(ErrorCode::InvalidArgument)?;
             return Ok(f);
         };
-        let timed_out = case.key("timed_out");
         let mut has_attempt = default_attempt.is_some();
         for (key, v) in map {
             let k = key.as_str();
@@ -255,21 +249,21 @@ impl Failure {
                 "code" => match v.as_str().map(HandlerCode::parse) {
                     Some(Ok(c)) => f.code = Some(c),
                     Some(Err(e)) => faults.0.extend(e.faults().iter().cloned()),
-                    None => faults.push(k, format!("expected a handler code string, found {}", v.describe())),
+                    None => faults.push(
+                        k,
+                        format!("expected a handler code string, found {}", v.describe()),
+                    ),
                 },
                 "details" if v.is_finite() => f.details = Some(v.clone()),
                 "details" => faults.push(k, "expected JSON data, found a non-finite number"),
-                _ if k == timed_out => match v.as_bool() {
+                "timed_out" => match v.as_bool() {
                     Some(b) => f.timed_out = b,
                     None => faults.push(k, format!("expected a boolean, found {}", v.describe())),
                 },
-                _ => faults.push_key(
+                _ => faults.0.push(Fault::unknown_field(
                     k,
-                    format!(
-                        "unknown field {}; expected attempt, type, code, {timed_out}, message or details",
-                        quote(k)
-                    ),
-                ),
+                    "attempt, type, code, timed_out, message or details",
+                )),
             }
         }
         if !has_attempt {
@@ -291,18 +285,17 @@ impl Failure {
     /// As [`Failure::from_value`].
     ///
     /// ```
-    /// use ojs_retry::{Case, Failure};
-    /// let f = Failure::from_deserializer(&serde_json::json!({"attempt": 1}), Case::Camel, None)?;
+    /// use ojs_retry::Failure;
+    /// let f = Failure::from_deserializer(&serde_json::json!({"attempt": 1}), None)?;
     /// assert_eq!(f.attempt, 1);
     /// # Ok::<(), ojs_retry::Error>(())
     /// ```
     pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(
         d: D,
-        case: Case,
         default_attempt: Option<u64>,
     ) -> Result<Self, Error> {
         let v = Value::read(d).map_err(|f| Error::from_fault(ErrorCode::InvalidArgument, f))?;
-        Self::from_value(&v, case, default_attempt)
+        Self::from_value(&v, default_attempt)
     }
 
     pub(crate) fn check(&self) -> Result<(), Error> {

@@ -40,13 +40,11 @@ use core::fmt::Write as _;
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
-use crate::cased::{Cased, key};
 use crate::decision::Action;
 use crate::error::Error;
 use crate::failure::Failure;
 use crate::jitter::JitterSource;
 use crate::policy::RetryPolicy;
-use crate::value::Case;
 
 /// The most jobs one herd holds.
 ///
@@ -92,7 +90,7 @@ pub const MAX_HERD_BUCKETS: u64 = 1_000_000;
 const SECOND_MS: u64 = 1_000;
 
 /// A simulated herd ([`RetryPolicy::herd`]). Serialises with snake_case
-/// keys; [`Cased`] gives camelCase.
+/// keys, as every document of the engine.
 ///
 /// ```
 /// use ojs_retry::RetryPolicy;
@@ -328,47 +326,28 @@ fn peak(times: &[u64]) -> (u64, u64) {
 
 impl Serialize for Herd {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        Cased(self, Case::Snake).serialize(s)
+        let h = self;
+        let mut st = s.serialize_struct("Herd", 5)?;
+        st.serialize_field("jobs", &h.jobs)?;
+        st.serialize_field("bucket_ms", &h.bucket_ms)?;
+        st.serialize_field("peak_per_second", &h.peak_per_second)?;
+        st.serialize_field("peak_at_ms", &h.peak_at_ms)?;
+        st.serialize_field("rounds", &h.rounds)?;
+        st.end()
     }
 }
 
 impl Serialize for HerdRound {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        Cased(self, Case::Snake).serialize(s)
-    }
-}
-
-impl Serialize for Cased<'_, Herd> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (h, c) = (self.0, self.1);
-        let mut st = s.serialize_struct("Herd", 5)?;
-        st.serialize_field("jobs", &h.jobs)?;
-        st.serialize_field(key(c, "bucket_ms", "bucketMs"), &h.bucket_ms)?;
-        st.serialize_field(
-            key(c, "peak_per_second", "peakPerSecond"),
-            &h.peak_per_second,
-        )?;
-        st.serialize_field(key(c, "peak_at_ms", "peakAtMs"), &h.peak_at_ms)?;
-        let rounds: Vec<_> = h.rounds.iter().map(|r| Cased(r, c)).collect();
-        st.serialize_field("rounds", &rounds)?;
-        st.end()
-    }
-}
-
-impl Serialize for Cased<'_, HerdRound> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (r, c) = (self.0, self.1);
+        let r = self;
         let mut st = s.serialize_struct("HerdRound", 7)?;
-        st.serialize_field(key(c, "retry_number", "retryNumber"), &r.retry_number)?;
+        st.serialize_field("retry_number", &r.retry_number)?;
         st.serialize_field("jobs", &r.jobs)?;
-        st.serialize_field(key(c, "first_ms", "firstMs"), &r.first_ms)?;
-        st.serialize_field(key(c, "last_ms", "lastMs"), &r.last_ms)?;
-        st.serialize_field(key(c, "start_ms", "startMs"), &r.start_ms)?;
+        st.serialize_field("first_ms", &r.first_ms)?;
+        st.serialize_field("last_ms", &r.last_ms)?;
+        st.serialize_field("start_ms", &r.start_ms)?;
         st.serialize_field("counts", &r.counts)?;
-        st.serialize_field(
-            key(c, "peak_per_second", "peakPerSecond"),
-            &r.peak_per_second,
-        )?;
+        st.serialize_field("peak_per_second", &r.peak_per_second)?;
         st.end()
     }
 }

@@ -76,7 +76,6 @@ extern crate alloc;
 extern crate std;
 
 pub mod backoff;
-mod cased;
 pub mod decision;
 mod describe;
 pub mod duration;
@@ -103,7 +102,6 @@ pub mod value;
 struct ReadmeExample;
 
 pub use backoff::{ScheduleRow, Strategy};
-pub use cased::Cased;
 pub use decision::{Action, Decision, Reason};
 pub use duration::{MAX_MS, format_duration, parse_duration};
 pub use error::{Error, ErrorCode, Fault};
@@ -117,6 +115,6 @@ pub use options::{CallOptions, Jitter, uint_from_f64, uint_from_value};
 pub use policy::{Delays, Layer, MAX_SCHEDULE_ROWS, OnExhaustion, PartialPolicy, RetryPolicy};
 pub use presets::SYSTEMS as PRESET_SYSTEMS;
 pub use reservation::{Heartbeat, Reservation};
-pub use state::{ErrorRecord, RetryState};
+pub use state::{ErrorRecord, RecordMs, RetryState};
 pub use time::{MAX_INSTANT_MS, format_timestamp, parse_timestamp};
-pub use value::{Case, Map, Number, Value};
+pub use value::{Map, Number, Value};

@@ -214,40 +214,10 @@ pub(crate) fn check_layers_total(
 }
 
 /// A host's string argument (an error type, a document's JSON text)
-/// measured before it is copied: nothing the engine reads is longer than
-/// [`MAX_DOCUMENT_BYTES`]. `units` is its length in UTF-16 code units,
-/// never more than its UTF-8 bytes.
-///
-/// # Errors
-///
-/// `code` at `path` (`""`: the whole document).
-///
-/// ```
-/// use ojs_retry::{ErrorCode, limits::check_text_arg};
-/// assert!(check_text_arg(ErrorCode::InvalidArgument, "error_type", 12).is_ok());
-/// let e = check_text_arg(ErrorCode::InvalidArgument, "error_type", 1 << 21).unwrap_err();
-/// assert_eq!(e.field(), Some("error_type"));
-/// ```
-pub fn check_text_arg(
-    code: crate::ErrorCode,
-    path: &str,
-    units: usize,
-) -> Result<(), crate::Error> {
-    if units > MAX_DOCUMENT_BYTES {
-        return Err(crate::Error::new(
-            code,
-            path,
-            alloc::format!(
-                "expected a string of at most {MAX_DOCUMENT_BYTES} bytes, found one of {units} UTF-16 units"
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// [`check_text_arg`] for a host that measures its strings in UTF-8 bytes
-/// (Ruby): a string argument longer than [`MAX_DOCUMENT_BYTES`] is refused
-/// before it is copied.
+/// measured in UTF-8 bytes before it is copied: nothing the engine reads is
+/// longer than [`MAX_DOCUMENT_BYTES`], so a longer one is refused as it is.
+/// (A host that measures its strings otherwise checks its own measure
+/// against the same limit.)
 ///
 /// # Errors
 ///

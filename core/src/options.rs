@@ -1,8 +1,7 @@
 //! What a caller passes beside a document: the jitter source, `now`, a
-//! history limit — read here for hosts that receive them as one object
-//! (Ruby's keyword hash; the JavaScript binding reads its own option bags
-//! by own-property lookups), and an owned [`Jitter`] that outlives the
-//! borrowed [`JitterSource`].
+//! history limit — read here, in the engine's spelling of keys, for hosts
+//! that receive them as one object (Ruby's keyword hash), and an owned
+//! [`Jitter`] that outlives the borrowed [`JitterSource`].
 
 use alloc::borrow::ToOwned;
 use alloc::format;
@@ -12,7 +11,7 @@ use crate::describe::{quote, show_f64};
 use crate::duration::MAX_MS;
 use crate::error::{Error, ErrorCode, Faults};
 use crate::jitter::JitterSource;
-use crate::value::{Case, Number, Value};
+use crate::value::{Number, Value};
 
 /// An integer given as a double (a JavaScript number, a Python float): it
 /// must be finite, integral and within `0..=2^53 − 1`; anything else is an
@@ -124,16 +123,16 @@ impl Jitter {
 
 /// The options a caller passes beside a call, as one object:
 /// the jitter source (`u`, `seed` or `key`), `now` (epoch ms) and
-/// `historyLimit`. Unknown keys are errors: a typo must not silently mean
+/// `history_limit`. Unknown keys are errors: a typo must not silently mean
 /// "no jitter key".
 ///
 /// ```
-/// use ojs_retry::{CallOptions, Case, Jitter, Value};
+/// use ojs_retry::{CallOptions, Jitter, Value};
 /// let v = Value::from_json(r#"{"key": "job-7", "now": 1000}"#).unwrap();
-/// let o = CallOptions::from_value(&v, Case::Camel).unwrap();
+/// let o = CallOptions::from_value(&v).unwrap();
 /// assert_eq!((o.now, o.jitter), (Some(1000), Some(Jitter::Key("job-7".into()))));
 /// let typo = Value::from_json(r#"{"kye": "job-7"}"#).unwrap();
-/// assert_eq!(CallOptions::from_value(&typo, Case::Camel).unwrap_err().field(), Some("kye"));
+/// assert_eq!(CallOptions::from_value(&typo).unwrap_err().field(), Some("kye"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CallOptions {
@@ -141,7 +140,7 @@ pub struct CallOptions {
     pub now: Option<u64>,
     /// The jitter source, when one was given.
     pub jitter: Option<Jitter>,
-    /// `historyLimit`.
+    /// `history_limit`.
     pub history_limit: Option<usize>,
 }
 
@@ -153,14 +152,14 @@ impl CallOptions {
     /// `validation.invalid_argument` listing every fault.
     ///
     /// ```
-    /// use ojs_retry::{CallOptions, Case, Jitter, Value};
-    /// assert_eq!(CallOptions::from_value(&Value::Null, Case::Camel)?, CallOptions::default());
-    /// let v = Value::from_json(r#"{"historyLimit": 20, "u": 0.5}"#).unwrap();
-    /// let o = CallOptions::from_value(&v, Case::Camel)?;
+    /// use ojs_retry::{CallOptions, Jitter, Value};
+    /// assert_eq!(CallOptions::from_value(&Value::Null)?, CallOptions::default());
+    /// let v = Value::from_json(r#"{"history_limit": 20, "u": 0.5}"#).unwrap();
+    /// let o = CallOptions::from_value(&v)?;
     /// assert_eq!((o.history_limit, o.jitter), (Some(20), Some(Jitter::Uniform(0.5))));
     /// # Ok::<(), ojs_retry::Error>(())
     /// ```
-    pub fn from_value(value: &Value, case: Case) -> Result<Self, Error> {
+    pub fn from_value(value: &Value) -> Result<Self, Error> {
         let mut faults = Faults::default();
         let mut out = Self::default();
         let map = match value {
@@ -188,10 +187,7 @@ impl CallOptions {
                     Some(s) => seed = Some(s),
                     None => faults.push(
                         name,
-                        expected(
-                            "an integer in 0..2^64 (a number, BigInt or decimal string)",
-                            v,
-                        ),
+                        expected("an integer in 0..2^64 (a number or a decimal string)", v),
                     ),
                 },
                 "key" => match v.as_str() {
@@ -202,16 +198,15 @@ impl CallOptions {
                     Ok(n) => out.now = Some(n),
                     Err(e) => faults.0.extend(e.faults().iter().cloned()),
                 },
-                _ if name == case.key("history_limit") => match uint_arg(name, v) {
+                "history_limit" => match uint_arg(name, v) {
                     Ok(n) => out.history_limit = Some(usize::try_from(n).unwrap_or(usize::MAX)),
                     Err(e) => faults.0.extend(e.faults().iter().cloned()),
                 },
                 _ => faults.push_key(
                     name,
                     format!(
-                        "unknown option {}; expected u, seed, key, now or {}",
-                        quote(name),
-                        case.key("history_limit")
+                        "unknown option {}; expected u, seed, key, now or history_limit",
+                        quote(name)
                     ),
                 ),
             }
@@ -231,17 +226,14 @@ impl CallOptions {
     /// As [`CallOptions::from_value`].
     ///
     /// ```
-    /// use ojs_retry::{CallOptions, Case, Jitter};
-    /// let o = CallOptions::from_deserializer(&serde_json::json!({"seed": 42, "now": 0}), Case::Camel)?;
+    /// use ojs_retry::{CallOptions, Jitter};
+    /// let o = CallOptions::from_deserializer(&serde_json::json!({"seed": 42, "now": 0}))?;
     /// assert_eq!((o.now, o.jitter), (Some(0), Some(Jitter::Seed(42))));
     /// # Ok::<(), ojs_retry::Error>(())
     /// ```
-    pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(
-        d: D,
-        case: Case,
-    ) -> Result<Self, Error> {
+    pub fn from_deserializer<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Self, Error> {
         let v = Value::read(d).map_err(|f| Error::from_fault(ErrorCode::InvalidArgument, f))?;
-        Self::from_value(&v, case)
+        Self::from_value(&v)
     }
 
     /// The jitter source to use: the one given, else OS entropy.

@@ -14,7 +14,7 @@ use std::fs;
 use std::path::PathBuf;
 
 use ojs_retry::{
-    Case, Error, Failure, Heartbeat, JitterSource, Layer, Reservation, RetryPolicy, RetryState,
+    Error, Failure, Heartbeat, JitterSource, Layer, Reservation, RetryPolicy, RetryState,
     first_match, format_duration, format_timestamp, parse_duration, parse_timestamp,
 };
 use serde::Deserialize;
@@ -205,7 +205,7 @@ fn decision_json(d: &ojs_retry::Decision) -> Value {
 /// A failure read as one document, as a host reads it (its limits and
 /// depth counted from the failure object).
 fn failure(f: &Value) -> Result<Failure, Error> {
-    Failure::from_deserializer(f, Case::Snake, None)
+    Failure::from_deserializer(f, None)
 }
 
 /// Runs one case; `Ok(value)` is compared with `expect`, `Err` with `error`.
@@ -312,7 +312,7 @@ fn run(op: &str, input: &Value) -> Result<Value, (Error, Option<usize>, Value)> 
                 let now = u(&ev["now"]);
                 let j = jitter(ev.get("jitter"));
                 let f = if let Some(f) = ev.get("fail") {
-                    Failure::from_deserializer(f, Case::Snake, Some(s.next_attempt()))
+                    Failure::from_deserializer(f, Some(s.next_attempt()))
                 } else {
                     assert!(ev.get("timeout").is_some(), "unknown state event {ev}");
                     Ok(Failure::timeout(s.next_attempt()))

@@ -19,7 +19,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use ojs_retry::{
-    Case, ErrorCode, Failure, JitterSource, Layer, PRESET_SYSTEMS, PartialPolicy, RetryPolicy,
+    ErrorCode, Failure, JitterSource, Layer, PRESET_SYSTEMS, PartialPolicy, RetryPolicy,
     RetryState, Value,
 };
 use ojs_retry_fuzz::{
@@ -110,32 +110,30 @@ fuzz_target!(|data: &[u8]| {
         Ok(s) => check_state(&s),
         Err(e) => check_state_error(&e),
     }
-    for case in [Case::Snake, Case::Camel] {
-        match Failure::from_value(&doc, case, Some(1)) {
-            Ok(f) => {
-                for p in [Some(RetryPolicy::default()), policy.as_ref().ok().cloned()]
-                    .iter()
-                    .flatten()
-                {
-                    match p.decide(&f, 1_770_892_265_000, JitterSource::Key("job")) {
-                        Ok(d) => check_decision(p, &d, 1_770_892_265_000),
-                        Err(e) => {
-                            check_error(&e);
-                            assert_eq!(e.code(), ErrorCode::InvalidArgument);
-                            assert!(
-                                f.attempt == 0
-                                    || f.attempt > ojs_retry::MAX_MS
-                                    || (f.timed_out && f.code.is_some()),
-                                "{e}"
-                            );
-                        }
+    match Failure::from_value(&doc, Some(1)) {
+        Ok(f) => {
+            for p in [Some(RetryPolicy::default()), policy.as_ref().ok().cloned()]
+                .iter()
+                .flatten()
+            {
+                match p.decide(&f, 1_770_892_265_000, JitterSource::Key("job")) {
+                    Ok(d) => check_decision(p, &d, 1_770_892_265_000),
+                    Err(e) => {
+                        check_error(&e);
+                        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+                        assert!(
+                            f.attempt == 0
+                                || f.attempt > ojs_retry::MAX_MS
+                                || (f.timed_out && f.code.is_some()),
+                            "{e}"
+                        );
                     }
                 }
             }
-            Err(e) => {
-                check_error(&e);
-                assert_eq!(e.code(), ErrorCode::InvalidArgument);
-            }
+        }
+        Err(e) => {
+            check_error(&e);
+            assert_eq!(e.code(), ErrorCode::InvalidArgument);
         }
     }
     // As a preset configuration: of the system it names, or one picked by

@@ -19,7 +19,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use ojs_retry::{
-    Case, ErrorCode, Failure, JitterSource, Layer, PRESET_SYSTEMS, RetryPolicy, RetryState, Value,
+    ErrorCode, Failure, JitterSource, Layer, PRESET_SYSTEMS, RetryPolicy, RetryState, Value,
 };
 use ojs_retry_fuzz::{
     Doc, check_decision, check_error, check_policy, check_policy_error, check_state,
@@ -89,16 +89,11 @@ fuzz_target!(|input: (Doc, Option<Doc>, Option<Doc>, u8)| {
         Err(e) => check_state_error(&e),
     }
 
-    let case = if pick & 1 == 0 {
-        Case::Snake
-    } else {
-        Case::Camel
-    };
     let default_attempt = (pick & 2 == 0).then_some(u64::from(pick >> 2));
-    let failure = Failure::from_deserializer(doc, case, default_attempt);
+    let failure = Failure::from_deserializer(doc, default_attempt);
     assert_eq!(
         failure,
-        Failure::from_value(value, case, default_attempt),
+        Failure::from_value(value, default_attempt),
         "failure: value and text disagree"
     );
     match failure {

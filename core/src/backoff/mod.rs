@@ -269,13 +269,6 @@ pub struct ScheduleRow {
     pub cumulative_ms: u64,
 }
 
-/// The row's JSON form (snake_case keys).
-impl serde::Serialize for ScheduleRow {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        crate::cased::Cased(self, crate::value::Case::Snake).serialize(s)
-    }
-}
-
 impl ScheduleRow {
     /// Adds this row's delay (drawn, else capped) to the running `total`,
     /// saturating at 2^53 − 1, and records it as `cumulative_ms`.
@@ -546,24 +539,19 @@ impl Backoff {
     }
 }
 
-impl serde::Serialize for crate::cased::Cased<'_, ScheduleRow> {
+/// The row's JSON form (snake_case keys).
+impl serde::Serialize for ScheduleRow {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (r, c) = (self.0, self.1);
+        let r = self;
         let mut st = s.serialize_struct("ScheduleRow", 8)?;
-        st.serialize_field(
-            crate::cased::key(c, "retry_number", "retryNumber"),
-            &r.retry_number,
-        )?;
+        st.serialize_field("retry_number", &r.retry_number)?;
         st.serialize_field("attempt", &r.attempt)?;
-        st.serialize_field(crate::cased::key(c, "raw_ms", "rawMs"), &r.raw_ms)?;
-        st.serialize_field(crate::cased::key(c, "capped_ms", "cappedMs"), &r.capped_ms)?;
-        st.serialize_field(crate::cased::key(c, "min_ms", "minMs"), &r.min_ms)?;
-        st.serialize_field(crate::cased::key(c, "max_ms", "maxMs"), &r.max_ms)?;
-        st.serialize_field(crate::cased::key(c, "delay_ms", "delayMs"), &r.delay_ms)?;
-        st.serialize_field(
-            crate::cased::key(c, "cumulative_ms", "cumulativeMs"),
-            &r.cumulative_ms,
-        )?;
+        st.serialize_field("raw_ms", &r.raw_ms)?;
+        st.serialize_field("capped_ms", &r.capped_ms)?;
+        st.serialize_field("min_ms", &r.min_ms)?;
+        st.serialize_field("max_ms", &r.max_ms)?;
+        st.serialize_field("delay_ms", &r.delay_ms)?;
+        st.serialize_field("cumulative_ms", &r.cumulative_ms)?;
         st.end()
     }
 }

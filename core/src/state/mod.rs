@@ -446,20 +446,31 @@ impl Serialize for ErrorRecord {
     }
 }
 
-/// A history entry for a host: its instant as epoch ms (`timestamp_ms`),
-/// where the §10 document (`ErrorRecord`'s own `Serialize`) writes RFC 3339.
-impl Serialize for crate::cased::Cased<'_, ErrorRecord> {
+/// A history entry as a host shows it: its instant as epoch ms
+/// (`timestamp_ms`), where the §10 document (`ErrorRecord`'s own
+/// `Serialize`) writes RFC 3339.
+///
+/// ```
+/// use ojs_retry::{Failure, JitterSource, RecordMs, RetryPolicy, RetryState};
+/// let mut s = RetryState::new();
+/// s.record_failure(&RetryPolicy::default(), &Failure::new(1).with_type("net.reset"), 5_000, JitterSource::Uniform(0.5))?;
+/// let r = s.errors().next().unwrap();
+/// let json = serde_json::to_string(&RecordMs(r)).unwrap();
+/// assert!(json.contains(r#""timestamp_ms":5000"#));
+/// # Ok::<(), ojs_retry::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct RecordMs<'a>(pub &'a ErrorRecord);
+
+impl Serialize for RecordMs<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (r, c) = (self.0, self.1);
+        let r = self.0;
         let mut st = s.serialize_struct("ErrorRecord", 6)?;
         st.serialize_field("attempt", &r.attempt)?;
         st.serialize_field("type", &r.error_type)?;
         st.serialize_field("message", &r.message)?;
         st.serialize_field("code", r.code.as_str())?;
-        st.serialize_field(
-            crate::cased::key(c, "timestamp_ms", "timestampMs"),
-            &r.timestamp_ms,
-        )?;
+        st.serialize_field("timestamp_ms", &r.timestamp_ms)?;
         st.serialize_field("details", &r.details)?;
         st.end()
     }

@@ -67,53 +67,6 @@ pub enum Value {
 /// ```
 pub type Map = BTreeMap<String, Value>;
 
-/// The spelling of keys in objects a host passes: JSON documents and
-/// Python use `snake_case`, JavaScript option bags `camelCase`.
-///
-/// ```
-/// use ojs_retry::Case;
-/// assert_eq!(Case::Camel.key("timed_out"), "timedOut");
-/// assert_eq!(Case::Snake.key("timed_out"), "timed_out");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Case {
-    /// `timed_out`, `history_limit`.
-    Snake,
-    /// `timedOut`, `historyLimit`.
-    Camel,
-}
-
-impl Case {
-    /// `snake` (a `snake_case` name) in this case.
-    ///
-    /// ```
-    /// use ojs_retry::Case;
-    /// assert_eq!(Case::Camel.key("next_retry_at"), "nextRetryAt");
-    /// assert_eq!(Case::Snake.key("next_retry_at"), "next_retry_at");
-    /// ```
-    #[must_use]
-    pub fn key(self, snake: &str) -> String {
-        match self {
-            Self::Snake => snake.into(),
-            Self::Camel => {
-                let mut out = String::with_capacity(snake.len());
-                let mut upper = false;
-                for c in snake.chars() {
-                    if c == '_' {
-                        upper = true;
-                    } else if upper {
-                        out.extend(c.to_uppercase());
-                        upper = false;
-                    } else {
-                        out.push(c);
-                    }
-                }
-                out
-            }
-        }
-    }
-}
-
 /// A number as a deserializer hands it over: a non-negative integer, a
 /// negative one, or a double (which may be non-finite when it came from a
 /// host value rather than JSON text).

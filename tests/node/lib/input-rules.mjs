@@ -49,6 +49,11 @@ function cases(api) {
     ['timedOut: null is absent', () => decide({ attempt: 1, timedOut: null }, { now: 0 }), { value: retry1 }],
     ['error_type is a typo, not "no error type"', () => decide({ attempt: 1, error_type: 'x' }, { now: 0 }), { code: 'validation.invalid_argument', field: 'error_type', path: 'error_type' }],
     ['timed_out is a typo', () => decide({ attempt: 1, timed_out: true }, { now: 0 }), { code: 'validation.invalid_argument', field: 'timed_out', path: 'timed_out' }],
+    // The engine reads `timed_out`; the binding spells it `timedOut` both ways.
+    ['timedOut with details is read as timed out', () => decide({ attempt: 1, timedOut: true, details: { a: 1 } }, { now: 0 }), { value: ['retry', 'retryable', 1000, true, null] }],
+    ['a timedOut that is not a boolean is a fault at timedOut', () => decide({ attempt: 1, timedOut: 'yes' }, { now: 0 }), { code: 'validation.invalid_argument', field: 'timedOut', path: 'timedOut' }],
+    ['faults in key order: an unknown key before timedOut', () => decide({ attempt: 1, bogus: 1, timedOut: 'yes' }, { now: 0 }), { code: 'validation.invalid_argument', field: 'bogus', path: 'bogus' }],
+    ['faults in key order: timedOut before an unknown key', () => decide({ attempt: 1, zzz: 1, timedOut: 'yes' }, { now: 0 }), { code: 'validation.invalid_argument', field: 'timedOut', path: 'timedOut' }],
     ['attempts is a typo', () => new RetryState().recordFailure(flat, { attempts: 1 }, { now: 0 }), { code: 'validation.invalid_argument', field: 'attempts', path: 'attempts' }],
     ['a null failure is no details', () => new RetryState().recordFailure(flat, null, { now: 0 }).action, { value: 'retry' }],
     ['an undefined failure is no details', () => new RetryState().recordFailure(flat, undefined, { now: 0 }).action, { value: 'retry' }],
