@@ -312,15 +312,19 @@ async def _native_timelines() -> dict[str, list[tuple[int, str, int | None]]]:
 
     worker = bullmq.Worker(name, proc, {"connection": url, "concurrency": 4})
     worker.on("failed", failed)
-    for job_id, opts in NATIVE.items():
-        await queue.add("j", None, {"jobId": job_id, **opts})
-    deadline = time.monotonic() + 20
-    while not all(rows.get(j) and rows[j][-1][1] != "retry" for j in NATIVE):
-        assert time.monotonic() < deadline, rows
-        await asyncio.sleep(0.05)
-    await worker.close()
-    await queue.obliterate(force=True)
-    await queue.close()
+    # Closed whatever happens: a worker left running when the test fails
+    # swallows asyncio.run's cancellation, and the run hangs instead of failing.
+    try:
+        for job_id, opts in NATIVE.items():
+            await queue.add("j", None, {"jobId": job_id, **opts})
+        deadline = time.monotonic() + 20
+        while not all(rows.get(j) and rows[j][-1][1] != "retry" for j in NATIVE):
+            assert time.monotonic() < deadline, rows
+            await asyncio.sleep(0.05)
+    finally:
+        await worker.close()
+        await queue.obliterate(force=True)
+        await queue.close()
     return rows
 
 
