@@ -183,6 +183,25 @@ pub fn check_decision(p: &RetryPolicy, d: &Decision, now: u64) {
     assert!(serde_json::to_string(d).is_ok_and(|t| t.starts_with('{')));
 }
 
+/// Decides `f` under `p` at a fixed instant with a keyed jitter: the
+/// decision obeys [`check_decision`], and the only error is the typed
+/// invalid argument of an attempt out of range or of a timed-out failure
+/// that also names a handler code.
+pub fn check_decide(p: &RetryPolicy, f: &Failure) {
+    const NOW: u64 = 1_770_892_265_000;
+    match p.decide(f, NOW, JitterSource::Key("job")) {
+        Ok(d) => check_decision(p, &d, NOW),
+        Err(e) => {
+            check_error(&e);
+            assert_eq!(e.code(), ErrorCode::InvalidArgument);
+            assert!(
+                f.attempt == 0 || f.attempt > MAX_MS || (f.timed_out && f.code.is_some()),
+                "{e}"
+            );
+        }
+    }
+}
+
 /// A state never holds or writes more records than its limit, and its JSON
 /// reads back as the same state (issue 20).
 pub fn check_state(s: &RetryState) {
@@ -395,4 +414,3 @@ impl<'a> Arbitrary<'a> for Doc {
         }
     }
 }
-
