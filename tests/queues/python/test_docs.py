@@ -1,47 +1,75 @@
-"""The Celery, RQ and Dramatiq code blocks of docs/integrations.md run as
-written on the real Redis, and the "on RabbitMQ" blocks of Celery and
-Dramatiq on the real RabbitMQ: only the broker's address is replaced (and
-RQ's worker runs in burst mode, so it stops when the queue is empty)."""
+"""The python blocks of the docs that tests/docs/fences.py finds marked
+``<!-- run: tests/queues/python/test_docs.py -->`` run as written on the
+real Redis, or the real RabbitMQ: only the broker's address is replaced
+(and RQ's worker runs in burst mode, so it stops when the queue is empty).
+A block whose section has a check below is followed by it (what it sent or
+dead-lettered, read from the broker); every other block runs, and what it
+prints is compared with the output block that follows it, if any."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import re
 import sys
 import types
 import uuid
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import redis
 
-DOC = Path(__file__).resolve().parents[3] / "docs" / "integrations.md"
+import fences
+
+RUNNER = "tests/queues/python/test_docs.py"
+BLOCKS = fences.run_by(RUNNER)
+CHECKS: dict[str, Callable[..., None]] = {}
+_current: list[fences.Block] = []
 
 
-def _block(section: str, index: int = 0) -> str:
-    text = DOC.read_text(encoding="utf-8")
-    part = text.split(f"\n## {section} (`ojs_retry.integrations.", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```python\n(.*?)\n```", part, re.S)
-    assert len(blocks) > index, f"docs/integrations.md has python block {index} in its {section} section"
-    return str(blocks[index])
+def check(heading: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    def register(fn: Callable[..., None]) -> Callable[..., None]:
+        CHECKS[heading] = fn
+        return fn
+    return register
 
 
-def _run(section: str, replacements: dict[str, str], index: int = 0) -> dict[str, Any]:
-    code = _block(section, index)
+def _run(replacements: dict[str, str]) -> dict[str, Any]:
+    block = _current[-1]
+    code = block.code
     for old, new in replacements.items():
-        assert old in code, (section, old)
+        assert old in code, (block.where, old)
         code = code.replace(old, new)
-    module = types.ModuleType(f"docs_{section.lower()}_{uuid.uuid4().hex[:6]}")
+    module = types.ModuleType(f"docs_{block.line}_{uuid.uuid4().hex[:6]}")
     sys.modules[module.__name__] = module  # RQ's worker imports the job by name
-    exec(compile(code, f"docs/integrations.md ({section})", "exec"), module.__dict__)  # noqa: S102
+    exec(compile(code, block.where, "exec"), module.__dict__)  # noqa: S102
     return module.__dict__
 
 
-def test_celery_block(redis_url: str) -> None:
+def test_the_docs_have_blocks_for_this_runner() -> None:
+    assert len(BLOCKS) >= 5, [b.where for b, _ in BLOCKS]
+
+
+@pytest.mark.parametrize(("block", "output"), BLOCKS, ids=[b.where for b, _ in BLOCKS])
+def test_doc_block(block: fences.Block, output: fences.Block | None, request: pytest.FixtureRequest) -> None:
+    _current.append(block)
+    fn = CHECKS.get(block.heading)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        if fn is None:
+            _run({})
+        else:
+            fn(*(request.getfixturevalue(n) for n in fn.__code__.co_varnames[:fn.__code__.co_argcount]))
+    if output is not None:
+        assert printed.getvalue() == output.code, f"{block.where} printed something else than its output block"
+
+
+@check("Celery (`ojs_retry.integrations.celery`)")
+def celery_block(redis_url: str) -> None:
     client = redis.Redis.from_url(redis_url)
     client.delete("celery")
-    ns = _run("Celery", {'"redis://127.0.0.1:6379/0"': repr(redis_url)})
+    ns = _run({'"redis://127.0.0.1:6379/0"': repr(redis_url)})
     sent = [json.loads(raw) for raw in client.lrange("celery", 0, -1)]
     assert [m["headers"]["ojs_retry_policy"] for m in sent] == ['{"max_attempts":3}']
     from ojs_retry import PolicyError
@@ -52,11 +80,12 @@ def test_celery_block(redis_url: str) -> None:
     client.delete("celery")
 
 
-def test_rq_block(redis_url: str) -> None:
+@check("RQ (`ojs_retry.integrations.rq`)")
+def rq_block(redis_url: str) -> None:
     from rq.registry import FailedJobRegistry
 
     client = redis.Redis.from_url(redis_url)
-    ns = _run("RQ", {"Redis()": f"Redis.from_url({redis_url!r})",
+    ns = _run({"Redis()": f"Redis.from_url({redis_url!r})",
                      "worker.work(with_scheduler=True)": "worker.work(with_scheduler=True, burst=True)"})
     queue = ns["queue"]
     failed = FailedJobRegistry(queue=queue)
@@ -68,14 +97,15 @@ def test_rq_block(redis_url: str) -> None:
         client.delete(key)
 
 
-def test_dramatiq_block(redis_url: str) -> None:
+@check("Dramatiq (`ojs_retry.integrations.dramatiq`)")
+def dramatiq_block(redis_url: str) -> None:
     import dramatiq
 
     client = redis.Redis.from_url(redis_url)
     client.delete("dramatiq:default", "dramatiq:default.msgs")
     previous = dramatiq.get_broker()
     try:
-        _run("Dramatiq", {'"redis://127.0.0.1:6379/0"': repr(redis_url)})
+        _run({'"redis://127.0.0.1:6379/0"': repr(redis_url)})
     finally:
         dramatiq.set_broker(previous)
     from dramatiq.message import Message
@@ -86,13 +116,14 @@ def test_dramatiq_block(redis_url: str) -> None:
     client.delete("dramatiq:default", "dramatiq:default.msgs")
 
 
-def test_celery_on_rabbitmq_block(rabbitmq_url: str) -> None:
+@check("Celery on RabbitMQ")
+def celery_on_rabbitmq_block(rabbitmq_url: str) -> None:
     """The block's ``dead_letters`` reads what the integration dead-lettered
     on RabbitMQ: a task of the block's app run (eagerly) raising a
     ``DEAD_LETTER`` code."""
     from ojs_retry.integrations.celery import JobError, OjsTask
 
-    ns = _run("Celery", {'"amqp://guest:guest@127.0.0.1:5672//"': repr(rabbitmq_url)}, index=1)
+    ns = _run({'"amqp://guest:guest@127.0.0.1:5672//"': repr(rabbitmq_url)})
     app = ns["app"]
     queue = f"docs-{uuid.uuid4().hex[:6]}"
     app.conf.task_default_queue = queue
@@ -108,7 +139,8 @@ def test_celery_on_rabbitmq_block(rabbitmq_url: str) -> None:
     assert ns["dead_letters"](queue) == []
 
 
-def test_dramatiq_on_rabbitmq_block(rabbitmq_url: str) -> None:
+@check("Dramatiq on RabbitMQ")
+def dramatiq_on_rabbitmq_block(rabbitmq_url: str) -> None:
     """The block's broker, with a real Dramatiq worker thread: an actor
     raising a ``DEAD_LETTER`` code; the block's ``dead_letters`` reads its
     record from ``<queue>.XQ``, polled until it is there."""
@@ -121,7 +153,7 @@ def test_dramatiq_on_rabbitmq_block(rabbitmq_url: str) -> None:
     previous = dramatiq.get_broker()
     worker = None
     try:
-        ns = _run("Dramatiq", {'"amqp://guest:guest@127.0.0.1:5672"': repr(rabbitmq_url)}, index=1)
+        ns = _run({'"amqp://guest:guest@127.0.0.1:5672"': repr(rabbitmq_url)})
         broker = ns["broker"]
         queue = f"docs-{uuid.uuid4().hex[:6]}"
 
