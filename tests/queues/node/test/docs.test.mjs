@@ -1,22 +1,24 @@
-// The BullMQ (Node) example of docs/integrations.md runs as written, on the
-// test Redis: pay-1 retried once then charged, pay-2 dead-lettered by its
-// handler code.
+// The blocks of the docs marked `<!-- run: tests/queues/node/test/docs.test.mjs -->`
+// (found by tests/docs/fences.py: docs/integrations.md's BullMQ (Node)
+// example) run as written, on the test Redis: pay-1 retried once then
+// charged, pay-2 dead-lettered by its handler code.
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { execFile, execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { Queue } from 'bullmq'
 import { connectionOf, redisUrl } from '../lib/redis.mjs'
 
-const DOC = new URL('../../../../docs/integrations.md', import.meta.url)
+const ROOT = fileURLToPath(new URL('../../../..', import.meta.url))
+const BLOCKS = JSON.parse(
+  execFileSync('python3', [`${ROOT}tests/docs/fences.py`, 'tests/queues/node/test/docs.test.mjs'], { encoding: 'utf8' }),
+)
 
 function example() {
-  const text = readFileSync(DOC, 'utf8')
-  const section = text.slice(text.indexOf('## BullMQ (Node)'))
-  const m = section.match(/```js\n([\s\S]*?)```/)
-  assert.ok(m, 'docs/integrations.md has a js example in its BullMQ (Node) section')
-  return m[1]
+  assert.equal(BLOCKS.length, 1, 'the BullMQ (Node) example is the one block marked for this test')
+  assert.equal(BLOCKS[0].heading, 'BullMQ (Node) (`ojs-retry/bullmq`)')
+  return BLOCKS[0].code
 }
 
 test('the docs example runs', async () => {
