@@ -32,8 +32,8 @@ def test_block_is_run_or_says_why_not(block: Block) -> None:
         f"{_what(block)} has no marker: put <!-- run: <test> --> (and make that test run it) "
         "or <!-- not run: <reason> --> on the line before its fence")
     if block.marker == "output":
-        before = [b for b in BLOCKS if b.path == block.path and b.line < block.line]
-        assert before and before[-1].marker == "run", f"{_what(block)}: an output block follows the block it shows"
+        before = [b for b in BLOCKS if b.path == block.path and b.line < block.line and b.marker != "output"]
+        assert before and before[-1].marker == "run", f"{_what(block)}: an output block follows a block that is run"
         return
     if block.marker == "not run":
         assert len(block.argument.split()) >= 3, f"{_what(block)}: a not-run marker gives its reason"

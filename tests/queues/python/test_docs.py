@@ -11,11 +11,17 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import shlex
+import subprocess
+import time
 import sys
 import types
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import redis
@@ -24,23 +30,33 @@ import fences
 
 RUNNER = "tests/queues/python/test_docs.py"
 BLOCKS = fences.run_by(RUNNER)
+#: The blocks of one section, in order: (path, heading) -> its run blocks.
+SECTIONS: dict[tuple[str, str], list[fences.Block]] = {}
+for _b, _ in BLOCKS:
+    SECTIONS.setdefault((_b.path, _b.heading), []).append(_b)
+OUTPUTS = {b.where: out for b, out in BLOCKS if out is not None}
 CHECKS: dict[str, Callable[..., None]] = {}
 _current: list[fences.Block] = []
 
 
 def check(heading: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A section's own check, in place of running its blocks one by one."""
     def register(fn: Callable[..., None]) -> Callable[..., None]:
         CHECKS[heading] = fn
         return fn
     return register
 
 
-def _run(replacements: dict[str, str]) -> dict[str, Any]:
-    block = _current[-1]
-    code = block.code
+def _replaced(code: str, replacements: dict[str, str], where: str) -> str:
     for old, new in replacements.items():
-        assert old in code, (block.where, old)
+        assert old in code, (where, old)
         code = code.replace(old, new)
+    return code
+
+
+def _run(replacements: dict[str, str], block: fences.Block | None = None) -> dict[str, Any]:
+    block = block or _current[-1]
+    code = _replaced(block.code, replacements, block.where)
     module = types.ModuleType(f"docs_{block.line}_{uuid.uuid4().hex[:6]}")
     sys.modules[module.__name__] = module  # RQ's worker imports the job by name
     exec(compile(code, block.where, "exec"), module.__dict__)  # noqa: S102
@@ -51,33 +67,83 @@ def test_the_docs_have_blocks_for_this_runner() -> None:
     assert len(BLOCKS) >= 5, [b.where for b, _ in BLOCKS]
 
 
-@pytest.mark.parametrize(("block", "output"), BLOCKS, ids=[b.where for b, _ in BLOCKS])
-def test_doc_block(block: fences.Block, output: fences.Block | None, request: pytest.FixtureRequest) -> None:
-    _current.append(block)
-    fn = CHECKS.get(block.heading)
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        if fn is None:
-            _run({})
-        else:
-            fn(*(request.getfixturevalue(n) for n in fn.__code__.co_varnames[:fn.__code__.co_argcount]))
-    if output is not None:
-        assert printed.getvalue() == output.code, f"{block.where} printed something else than its output block"
+@pytest.mark.parametrize("section", list(SECTIONS), ids=[f"{p}: {h}" for p, h in SECTIONS])
+def test_doc_section(section: tuple[str, str], request: pytest.FixtureRequest) -> None:
+    blocks = SECTIONS[section]
+    _current[:] = blocks
+    fn = CHECKS.get(section[1])
+    if fn is not None:
+        fn(*(request.getfixturevalue(n) for n in fn.__code__.co_varnames[:fn.__code__.co_argcount]))
+        return
+    for block in blocks:
+        assert block.lang == "python", f"{block.where}: no check runs a {block.lang} block in this section"
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            _run({}, block)
+        out = OUTPUTS.get(block.where)
+        if out is not None:
+            assert printed.getvalue() == out.code, f"{block.where} printed something else than its output block"
+
+
+def _section_outputs(block: fences.Block) -> list[fences.Block]:
+    """The output blocks of ``block``'s section, in order."""
+    return [b for b in fences.all_blocks() if b.path == block.path and b.heading == block.heading
+            and b.marker == "output"]
+
+
+def _wait_for(log: Path, line: str, worker: subprocess.Popen[bytes]) -> str:
+    """The worker's log once ``line`` is in it (fails if the worker exits
+    first, or after 120 s without it)."""
+    deadline = time.monotonic() + 120
+    while line not in (text := log.read_text(encoding="utf-8", errors="replace")):
+        assert worker.poll() is None, f"the worker exited ({worker.returncode}):\n{text}"
+        assert time.monotonic() < deadline, f"no {line!r} in the worker's log after 120 s:\n{text}"
+        time.sleep(0.1)
+    return text
 
 
 @check("Celery (`ojs_retry.integrations.celery`)")
-def celery_block(redis_url: str) -> None:
-    client = redis.Redis.from_url(redis_url)
-    client.delete("celery")
-    ns = _run({'"redis://127.0.0.1:6379/0"': repr(redis_url)})
-    sent = [json.loads(raw) for raw in client.lrange("celery", 0, -1)]
-    assert [m["headers"]["ojs_retry_policy"] for m in sent] == ['{"max_attempts":3}']
+def celery_quick_start(redis_url: str, tmp_path: Path) -> None:
+    """tasks.py and producer.py written as files (a block's first line names
+    its file), the worker started with the block's command (``celery`` as
+    ``python -m celery``) on a Redis database of its own; the producer's
+    printed line and the worker's log lines are the section's output blocks,
+    and nothing is logged as an unexpected error."""
     from ojs_retry import PolicyError
 
-    with pytest.raises(PolicyError):
-        ns["charge"].apply_async((1,), ojs_retry_policy={"max_attempts": -1})
-    assert client.llen("celery") == 1
-    client.delete("celery")
+    url = urlsplit(redis_url)._replace(path="/7").geturl()
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    python = {b.code.splitlines()[0].removeprefix("# "): b for b in _current if b.lang == "python"}
+    assert set(python) == {"tasks.py", "producer.py"}, list(python)
+    for name, block in python.items():
+        (tmp_path / name).write_text(_replaced(block.code, {'"redis://127.0.0.1:6379/0"': repr(url)} if name == "tasks.py"
+                                               else {}, block.where), encoding="utf-8")
+    [command] = [b for b in _current if b.lang == "sh"]
+    args = shlex.split(command.code)
+    assert args[0] == "celery", command.where
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    printed_out, log_lines = _section_outputs(python["tasks.py"])
+    log = tmp_path / "worker.log"
+    with log.open("wb") as sink:
+        worker = subprocess.Popen([sys.executable, "-m", *args], cwd=tmp_path, env=env, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        producer = subprocess.run([sys.executable, "producer.py"], cwd=tmp_path, env=env, capture_output=True,
+                                  text=True, timeout=120, check=False)
+        assert producer.returncode == 0, producer.stderr
+        assert producer.stdout == printed_out.code, "producer.py printed something else than its output block"
+        text = _wait_for(log, "Task tasks.charge[order-42] succeeded", worker)
+        for line in log_lines.code.splitlines():
+            assert line in text, f"{line!r} is not in the worker's log:\n{text}"
+        assert "raised unexpected" not in text and "Traceback" not in text, text
+        tasks = _run({'"redis://127.0.0.1:6379/0"': repr(url)}, python["tasks.py"])
+        with pytest.raises(PolicyError):
+            tasks["charge"].apply_async((1,), ojs_retry_policy={"max_attempts": -1})
+        assert client.llen("celery") == 0, "a refused layer sends nothing"
+    finally:
+        worker.terminate()
+        worker.wait(timeout=60)
+        client.flushdb()
 
 
 @check("RQ (`ojs_retry.integrations.rq`)")
