@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
@@ -20,11 +20,12 @@ function readmeBlocks() {
   const json = execFileSync('python3', [join(ROOT, 'tests', 'docs', 'fences.py'), 'tests/node/packed.test.mjs'], {
     encoding: 'utf8',
   })
-  const blocks = JSON.parse(json)
-  assert.ok(blocks.length >= 4, 'the README quick start, errors, presets and runTransaction blocks')
-  return blocks
+  return JSON.parse(json)
 }
-const BLOCKS = readmeBlocks()
+const BLOCKS = readmeBlocks().filter((b) => b.lang === 'js')
+const [INSTALL] = readmeBlocks().filter((b) => b.lang === 'sh')
+assert.ok(BLOCKS.length >= 4, 'the README quick start, errors, presets and runTransaction blocks')
+assert.ok(INSTALL, "the README's install line is marked for this test")
 
 /** A block's file in the app: CommonJS when it `require`s, else an ES module. */
 function fileOf(block) {
@@ -43,19 +44,21 @@ let tarballs
 
 before(() => {
   work = mkdtempSync(join(tmpdir(), 'ojs-retry-user-'))
-  const packs = join(work, 'packs')
-  tarballs = JSON.parse(
-    execFileSync(process.execPath, [join(PKG, 'scripts', 'pack.mjs'), packs], { encoding: 'utf8' }).trim(),
-  )
   const app = join(work, 'app')
-  execFileSync('mkdir', ['-p', app])
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }))
-  const r = spawnSync(
-    'npm',
-    ['install', '--no-audit', '--no-fund', '--prefer-offline', tarballs.wasm, tarballs.native],
-    { cwd: app, encoding: 'utf8' },
+  // The tarballs in the app's dist/, where the README's install line takes them from.
+  tarballs = JSON.parse(
+    execFileSync(process.execPath, [join(PKG, 'scripts', 'pack.mjs'), join(app, 'dist')], { encoding: 'utf8' }).trim(),
   )
-  assert.equal(r.status, 0, `npm install of the tarballs failed:\n${r.stderr}`)
+  for (const t of [tarballs.wasm, tarballs.native]) {
+    assert.ok(INSTALL.code.includes(`./dist/${basename(t)}`), `the README's install line names ${basename(t)}`)
+  }
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }))
+  const r = spawnSync('bash', ['-euo', 'pipefail', '-c', INSTALL.code], {
+    cwd: app,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' },
+  })
+  assert.equal(r.status, 0, `the README's install line failed:\n${INSTALL.code}\n${r.stderr}`)
   writeFileSync(join(app, 'quickstart.mjs'), quickStart())
   for (const b of BLOCKS) writeFileSync(join(app, fileOf(b)), b.code)
   writeFileSync(
