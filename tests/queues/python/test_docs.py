@@ -146,6 +146,22 @@ def celery_quick_start(redis_url: str, tmp_path: Path) -> None:
         client.flushdb()
 
 
+@check("BullMQ for Python (`ojs_retry.integrations.bullmq`)")
+def bullmq_block(redis_url: str) -> None:
+    """On a Redis database of its own (the block's queue name is a common one)."""
+    url = urlsplit(redis_url)._replace(path="/8").geturl()
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    try:
+        [block] = _current
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            _run({'"redis://127.0.0.1:6379"': repr(url)}, block)
+        assert printed.getvalue() == OUTPUTS[block.where].code
+    finally:
+        client.flushdb()
+
+
 @check("RQ (`ojs_retry.integrations.rq`)")
 def rq_block(redis_url: str) -> None:
     from rq.registry import FailedJobRegistry
