@@ -162,6 +162,32 @@ def bullmq_block(redis_url: str) -> None:
         client.flushdb()
 
 
+@check("The write")
+def bullmq_protocol_write(redis_url: str) -> None:
+    """docs/bullmq-protocol.md's script is the one BullMQ for Python sends,
+    and on the real Redis does what the doc says: 0 for a removed job, -1
+    for a writer behind the stored stall count, else the fields and the
+    record written."""
+    from ojs_retry.integrations import bullmq as ojs_bullmq
+
+    [block] = _current
+    assert block.lang == "lua"
+    assert block.code.strip() == ojs_bullmq._WRITE_LUA.strip(), "the doc's script is the integration's"
+    client = redis.Redis.from_url(redis_url)
+    job, dead = f"docs-lua-{uuid.uuid4().hex[:6]}", f"docs-lua-dead-{uuid.uuid4().hex[:6]}"
+    write = client.register_script(block.code)
+    try:
+        assert write(keys=[job, dead], args=["ojs_retry_state", "{}", "ojs_retry_stalls", 0, ""]) == 0
+        assert not client.exists(job)
+        client.hset(job, mapping={"name": "charge", "ojs_retry_stalls": 2})
+        assert write(keys=[job, dead], args=["ojs_retry_state", "{}", "ojs_retry_stalls", 1, "r"]) == -1
+        assert client.llen(dead) == 0
+        assert write(keys=[job, dead], args=["ojs_retry_state", '{"attempt":3}', "ojs_retry_stalls", 2, "r"]) == 1
+        assert client.hget(job, "ojs_retry_state") == b'{"attempt":3}' and client.lrange(dead, 0, -1) == [b"r"]
+    finally:
+        client.delete(job, dead)
+
+
 @check("RQ (`ojs_retry.integrations.rq`)")
 def rq_block(redis_url: str) -> None:
     from rq.registry import FailedJobRegistry
