@@ -7,21 +7,36 @@ import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const PKG = join(ROOT, 'bindings-node')
 
-/** The first ```js block after "## Quick start" in the package README. */
+/** The README blocks marked `<!-- run: tests/node/packed.test.mjs -->`,
+ * found by tests/docs/fences.py, each with the output block that follows it. */
+function readmeBlocks() {
+  const json = execFileSync('python3', [join(ROOT, 'tests', 'docs', 'fences.py'), 'tests/node/packed.test.mjs'], {
+    encoding: 'utf8',
+  })
+  return JSON.parse(json)
+}
+const BLOCKS = readmeBlocks().filter((b) => b.lang === 'js')
+const [INSTALL] = readmeBlocks().filter((b) => b.lang === 'sh')
+assert.ok(BLOCKS.length >= 4, 'the README quick start, errors, presets and runTransaction blocks')
+assert.ok(INSTALL, "the README's install line is marked for this test")
+
+/** A block's file in the app: CommonJS when it `require`s, else an ES module. */
+function fileOf(block) {
+  return `block-${block.line}.${/\brequire\(/.test(block.code) ? 'cjs' : 'mjs'}`
+}
+
+/** The first block under "Quick start". */
 function quickStart() {
-  const readme = readFileSync(join(PKG, 'README.md'), 'utf8')
-  const section = readme.split('## Quick start')[1]
-  assert.ok(section, 'README has a "## Quick start" section')
-  const m = section.match(/```js\n([\s\S]*?)```/)
-  assert.ok(m, 'the quick start has a js code block')
-  return m[1]
+  const block = BLOCKS.find((b) => b.heading === 'Quick start')
+  assert.ok(block, 'the README has a run block under "## Quick start"')
+  return block.code
 }
 
 let work
@@ -29,20 +44,23 @@ let tarballs
 
 before(() => {
   work = mkdtempSync(join(tmpdir(), 'ojs-retry-user-'))
-  const packs = join(work, 'packs')
-  tarballs = JSON.parse(
-    execFileSync(process.execPath, [join(PKG, 'scripts', 'pack.mjs'), packs], { encoding: 'utf8' }).trim(),
-  )
   const app = join(work, 'app')
-  execFileSync('mkdir', ['-p', app])
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }))
-  const r = spawnSync(
-    'npm',
-    ['install', '--no-audit', '--no-fund', '--prefer-offline', tarballs.wasm, tarballs.native],
-    { cwd: app, encoding: 'utf8' },
+  // The tarballs in the app's dist/, where the README's install line takes them from.
+  tarballs = JSON.parse(
+    execFileSync(process.execPath, [join(PKG, 'scripts', 'pack.mjs'), join(app, 'dist')], { encoding: 'utf8' }).trim(),
   )
-  assert.equal(r.status, 0, `npm install of the tarballs failed:\n${r.stderr}`)
+  for (const t of [tarballs.wasm, tarballs.native]) {
+    assert.ok(INSTALL.code.includes(`./dist/${basename(t)}`), `the README's install line names ${basename(t)}`)
+  }
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }))
+  const r = spawnSync('bash', ['-euo', 'pipefail', '-c', INSTALL.code], {
+    cwd: app,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' },
+  })
+  assert.equal(r.status, 0, `the README's install line failed:\n${INSTALL.code}\n${r.stderr}`)
   writeFileSync(join(app, 'quickstart.mjs'), quickStart())
+  for (const b of BLOCKS) writeFileSync(join(app, fileOf(b)), b.code)
   writeFileSync(
     join(app, 'consumer.cjs'),
     `const ojs = require('ojs-retry');
@@ -96,6 +114,16 @@ test('the README quick start runs with OJS_RETRY_FORCE_WASM=1, same delays', () 
   assert.ok(nativeOut, 'the native run came first')
   assert.equal(out.replace(/^wasm/, ''), nativeOut.replace(/^native/, ''))
 })
+
+for (const block of BLOCKS) {
+  test(`README block ${block.path}:${block.line} runs in the app, with both backends`, () => {
+    for (const force of ['0', '1']) {
+      const r = inApp([fileOf(block)], force === '1' ? { OJS_RETRY_FORCE_WASM: '1' } : {})
+      assert.equal(r.status, 0, `${block.path}:${block.line} failed:\n${r.stderr}`)
+      if (block.output !== null) assert.equal(r.stdout, block.output, `${block.path}:${block.line} printed something else`)
+    }
+  })
+}
 
 test('a CommonJS consumer gets the same answers from both backends', () => {
   const a = inApp(['consumer.cjs'])

@@ -1,31 +1,34 @@
 # frozen_string_literal: true
 
-# Every ```ruby block of bindings-ruby/README.md runs, each in its own Ruby
-# process against the installed gem, and prints its "... OK" line.
+# Every block of the docs marked `<!-- run: tests/ruby/test_readme.rb -->`
+# (found by tests/docs/fences.py: bindings-ruby/README.md's and the main
+# README's Ruby) runs, each in its own Ruby process against the installed
+# gem, and prints the output block that follows it, or else its "... OK" line.
 require_relative "helper"
+require "json"
 require "open3"
 require "rbconfig"
 
 class TestReadme < Minitest::Test
-  README = File.join(OjsTest::ROOT, "bindings-ruby", "README.md")
-  BLOCKS = File.read(README, encoding: "UTF-8").scan(/^```ruby\n(.*?)^```$/m).map(&:first).freeze
+  FENCES = File.join(OjsTest::ROOT, "tests", "docs", "fences.py")
+  BLOCKS = JSON.parse(IO.popen(["python3", FENCES, "tests/ruby/test_readme.rb"], &:read)).freeze
 
-  def test_readme_has_ruby_blocks
-    assert_operator BLOCKS.length, :>=, 2, "the README's quick start and presets blocks"
+  def test_the_docs_have_blocks_for_this_runner
+    assert_operator BLOCKS.count { |b| b["path"] == "bindings-ruby/README.md" }, :>=, 3,
+                    "the gem README's quick start, presets and failure transaction blocks"
+    assert(BLOCKS.all? { |b| b["lang"] == "ruby" }, "every block marked for this runner is Ruby")
   end
 
-  # Every fenced block is Ruby, and so runs here: the README shows nothing
-  # that is not executed.
-  def test_every_code_block_is_ruby
-    fences = File.read(README, encoding: "UTF-8").scan(/^```(\S*)$/).flatten.each_slice(2).map(&:first)
-    assert_equal ["ruby"] * BLOCKS.length, fences
-  end
-
-  BLOCKS.each_with_index do |code, i|
-    define_method("test_readme_block_#{i}") do
-      out, err, status = Open3.capture3(RbConfig.ruby, "-e", code)
-      assert status.success?, "README block #{i} failed:\n#{err}"
-      assert_match(/ OK\b/, out.lines.last.to_s, "README block #{i} prints its OK line")
+  BLOCKS.each do |block|
+    where = "#{block['path']}:#{block['line']}"
+    define_method("test_block_#{where.tr('^A-Za-z0-9', '_')}") do
+      out, err, status = Open3.capture3(RbConfig.ruby, "-e", block["code"])
+      assert status.success?, "#{where} failed:\n#{err}"
+      if block["output"]
+        assert_equal block["output"], out, "#{where} prints its output block"
+      else
+        assert_match(/ OK\b/, out.lines.last.to_s, "#{where} prints its OK line")
+      end
     end
   end
 end

@@ -352,9 +352,8 @@ def test_the_chasquimq_preset_runs_like_chasquimq_itself() -> None:
     asyncio.run(main())
 
 
-def test_the_example_runs() -> None:
-    from pathlib import Path
-
+def _clean_payments() -> None:
+    """Removes the keys of the queue ``payments`` the example and the docs use."""
     async def clean() -> None:
         client = aioredis.from_url(redis_url())
         keys = await client.keys("{chasqui:payments}*")
@@ -363,12 +362,45 @@ def test_the_example_runs() -> None:
         await client.aclose()
 
     asyncio.run(clean())
+
+
+def test_the_example_runs() -> None:
+    from pathlib import Path
+
+    _clean_payments()
     example = Path(__file__).resolve().parents[3] / "examples" / "queues" / "chasquimq_worker.py"
     env = {**os.environ, "REDIS86_URL": redis_url()}
     done = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=60, env=env)
-    asyncio.run(clean())
+    _clean_payments()
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["pay-1", "dead_letter", "handler_code"]
+
+
+def test_the_docs_blocks_run() -> None:
+    """The blocks marked ``<!-- run: tests/queues/python/test_chasquimq.py -->``
+    (tests/docs/fences.py: the ChasquiMQ section's example) run as written on
+    the Redis >= 8.6, only its address replaced (in this process: ChasquiMQ's
+    native module can crash at interpreter teardown), and print their output
+    blocks."""
+    import contextlib
+    import io
+
+    import fences
+
+    blocks = fences.run_by("tests/queues/python/test_chasquimq.py")
+    assert blocks, "the ChasquiMQ section's example is marked for this test"
+    for block, output in blocks:
+        assert '"redis://127.0.0.1:6379"' in block.code, block.where
+        code = block.code.replace('"redis://127.0.0.1:6379"', repr(redis_url()))
+        _clean_payments()
+        printed = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(printed):
+                exec(compile(code, block.where, "exec"), {"__name__": f"docs_{block.line}"})  # noqa: S102
+        finally:
+            _clean_payments()
+        assert output is not None, f"{block.where} shows what it prints"
+        assert printed.getvalue() == output.code, f"{block.where} printed {printed.getvalue()!r}"
 
 
 # Failure-time cases (issue 25): the cases of tests/queues/bullmq-failure-time.json

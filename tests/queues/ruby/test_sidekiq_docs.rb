@@ -1,22 +1,23 @@
 # frozen_string_literal: true
 
-# Every ```ruby block of docs/integrations.md (its Sidekiq section) runs as
+# Every block of the docs marked `<!-- run: tests/queues/ruby/test_sidekiq_docs.rb -->`
+# (found by tests/docs/fences.py: docs/integrations.md's Sidekiq blocks) runs as
 # written, each in its own Ruby process against the installed gem and the
 # real Redis (Sidekiq's client reads REDIS_URL), and prints its "... OK"
 # line; then the jobs it pushed are in Redis with what they carry.
 require_relative "helper"
+require "json"
 require "open3"
 require "rbconfig"
 
 class TestSidekiqDocs < Minitest::Test
-  DOC = File.join(SkTest::ROOT, "docs", "integrations.md")
-  TEXT = File.read(DOC, encoding: "UTF-8")
-  BLOCKS = TEXT.scan(/^```ruby\n(.*?)^```$/m).map(&:first).freeze
+  FENCES = File.join(SkTest::ROOT, "tests", "docs", "fences.py")
+  FOUND = JSON.parse(IO.popen(["python3", FENCES, "tests/queues/ruby/test_sidekiq_docs.rb"], &:read)).freeze
+  BLOCKS = FOUND.map { |b| b["code"] }.freeze
 
   def test_the_sidekiq_section_has_its_blocks
     assert_operator BLOCKS.length, :>=, 2
-    section = TEXT[/^## Sidekiq .*/m]
-    assert_equal BLOCKS.length, section.scan(/^```ruby$/).length, "every ruby block is in the Sidekiq section"
+    assert(FOUND.all? { |b| b["lang"] == "ruby" && b["heading"].start_with?("Sidekiq") }, "Sidekiq's Ruby blocks")
   end
 
   BLOCKS.each_with_index do |code, i|

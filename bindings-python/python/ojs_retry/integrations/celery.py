@@ -21,6 +21,9 @@ What it maps (docs/integrations.md has the whole table):
   ``retry_on_worker_lost`` sends); ``max_retries`` is ``None`` so Celery
   never stops a retry the engine decided;
 * discard: the exception propagates (Celery records FAILURE and acknowledges);
+  a :class:`JobError` is in the task's ``throws``, so Celery logs the
+  handler's deliberate code as "raised expected" (INFO, no traceback), not
+  as an unexpected error;
 * dead letter: the engine's dead-letter record (``outcome.dead_letter``) goes
   to ``<queue>:dead`` (``ojs_dead_letter_key`` overrides the name) on the
   broker in use — on Redis the list of that name; on any other broker
@@ -165,6 +168,11 @@ class OjsTask(class_of(_celery, "Task") if _celery else object):  # type: ignore
     ojs_dead_letter_url: ClassVar[str | None] = None
     #: Exceptions counted as timeouts besides ``TimeoutError``.
     ojs_timeout_types: ClassVar[tuple[type[BaseException], ...]] = _TIME_LIMITS
+    #: Celery's expected exceptions: a ``JobError`` names a handler's
+    #: decision (``DEAD_LETTER``, ``DISCARD``), which Celery then logs as
+    #: "raised expected" (INFO, no traceback); a task's own ``throws`` gets
+    #: ``JobError`` added.
+    throws: ClassVar[tuple[type[BaseException], ...]] = (JobError,)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         require(_celery, "celery")
@@ -173,6 +181,9 @@ class OjsTask(class_of(_celery, "Task") if _celery else object):  # type: ignore
 
             warnings.warn("OjsTask.ojs_policy is deprecated: use ojs_retry_policy", DeprecationWarning, stacklevel=2)
             cls.ojs_retry_policy = cls.__dict__["ojs_policy"]
+        own = tuple(cls.__dict__.get("throws") or ())
+        if "throws" in cls.__dict__ and not any(issubclass(JobError, t) for t in own):
+            cls.throws = (*own, JobError)
         super().__init_subclass__(**kwargs)
 
     @renamed_keywords(ojs_policy=POLICY_KEY)

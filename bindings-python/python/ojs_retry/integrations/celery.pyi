@@ -26,6 +26,7 @@ class OjsTask:
     ojs_dead_letter_key: ClassVar[str | None]
     ojs_dead_letter_url: ClassVar[str | None]
     ojs_timeout_types: ClassVar[tuple[type[BaseException], ...]]
+    throws: ClassVar[tuple[type[BaseException], ...]]
     def apply_async(
         self,
         args: Any = None,

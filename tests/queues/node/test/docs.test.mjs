@@ -1,23 +1,32 @@
-// The BullMQ (Node) example of docs/integrations.md runs as written, on the
-// test Redis: pay-1 retried once then charged, pay-2 dead-lettered by its
-// handler code.
+// The blocks of the docs marked `<!-- run: tests/queues/node/test/docs.test.mjs -->`
+// (found by tests/docs/fences.py) run as written on the test Redis, only its
+// address replaced: docs/integrations.md's BullMQ (Node) example to its end
+// (pay-1 retried once then charged, pay-2 dead-lettered by its handler
+// code), and the package README's worker, which runs until stopped: stopped
+// by pid once the job it added was charged.
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { execFile, execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
 import { test } from 'node:test'
 import { promisify } from 'node:util'
 import { Queue } from 'bullmq'
 import { connectionOf, redisUrl } from '../lib/redis.mjs'
 
-const DOC = new URL('../../../../docs/integrations.md', import.meta.url)
+const ROOT = fileURLToPath(new URL('../../../..', import.meta.url))
+const BLOCKS = JSON.parse(
+  execFileSync('python3', [`${ROOT}tests/docs/fences.py`, 'tests/queues/node/test/docs.test.mjs'], { encoding: 'utf8' }),
+)
 
 function example() {
-  const text = readFileSync(DOC, 'utf8')
-  const section = text.slice(text.indexOf('## BullMQ (Node)'))
-  const m = section.match(/```js\n([\s\S]*?)```/)
-  assert.ok(m, 'docs/integrations.md has a js example in its BullMQ (Node) section')
-  return m[1]
+  const found = BLOCKS.filter((b) => b.path === 'docs/integrations.md')
+  assert.equal(found.length, 1, "docs/integrations.md's BullMQ (Node) example is marked for this test")
+  assert.equal(found[0].heading, 'BullMQ (Node) (`ojs-retry/bullmq`)')
+  return found[0].code
 }
+
+/** The blocks that start a worker and never end: each package README's. */
+const WORKERS = BLOCKS.filter((b) => b.path !== 'docs/integrations.md')
 
 test('the docs example runs', async () => {
   const queue = new Queue('payments', { connection: connectionOf(redisUrl()) })
@@ -39,3 +48,45 @@ test('the docs example runs', async () => {
     await queue.close()
   }
 })
+
+test('the package README has its worker block marked for this test', () => {
+  assert.deepEqual(WORKERS.map((b) => b.path), ['bindings-node/README.md'])
+})
+
+for (const block of WORKERS) {
+  test(`${block.path}:${block.line}: the worker charges the job it added`, async () => {
+    const { host, port } = connectionOf(redisUrl())
+    const address = "host: '127.0.0.1', port: 6379"
+    assert.ok(block.code.includes(address), `${block.path}:${block.line} connects to ${address}`)
+    const code = block.code.replace(address, `host: '${host}', port: ${port}`)
+    const queue = new Queue('payments', { connection: connectionOf(redisUrl()) })
+    await queue.obliterate({ force: true })
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: new URL('..', import.meta.url),
+      stdio: ['ignore', 'inherit', 'pipe'],
+    })
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    let exited = false
+    child.on('exit', () => (exited = true))
+    try {
+      const deadline = Date.now() + 60_000
+      while ((await queue.getCompletedCount()) === 0) {
+        assert.ok(!exited, `the worker block exited before charging its job:\n${stderr}`)
+        assert.ok(Date.now() < deadline, `no job charged after 60 s:\n${stderr}`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      const [job] = await queue.getCompleted()
+      assert.equal(job.returnvalue, 'charged')
+      assert.equal(job.name, 'charge')
+      assert.ok(!exited, 'a worker runs until it is stopped')
+    } finally {
+      if (!exited) {
+        child.kill('SIGTERM')
+        await once(child, 'exit')
+      }
+      await queue.obliterate({ force: true })
+      await queue.close()
+    }
+  })
+}
