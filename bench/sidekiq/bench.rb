@@ -14,7 +14,9 @@
 # Sidekiq's own code goes (the retry itself is Sidekiq's poller, the same in
 # both modes, and its delay is 15 s or more). Rounds alternate native /
 # engine; the figure is jobs per second, the median of the rounds, and the
-# ratio engine / native. Prints one JSON document.
+# ratio engine / native. Beside it, the CPU time each Sidekiq process spent
+# per job in its rounds (user + system, from /proc: less sensitive to other
+# load on the machine than jobs per second). Prints one JSON document.
 require "json"
 require "optparse"
 require "securerandom"
@@ -33,6 +35,13 @@ Sidekiq.configure_client { |c| c.redis = { url: opts.fetch(:redis) } }
 REDIS = Redis.new(url: opts.fetch(:redis))
 APP = File.join(__dir__, "app.rb")
 def clock = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+TICKS = Integer(`getconf CLK_TCK`.strip, exception: false) || 100
+
+# CPU seconds (user + system) a process has used so far.
+def cpu_s(pid)
+  fields = File.read("/proc/#{pid}/stat").split(") ").last.split
+  (fields[11].to_i + fields[12].to_i).to_f / TICKS
+end
 
 def wait_for(what, limit_s = 300)
   t = clock + limit_s
@@ -54,16 +63,21 @@ end
 begin
   wait_for("both Sidekiq processes") { Sidekiq::ProcessSet.new.size == 2 }
   figures = { "native" => [], "engine" => [] }
+  cpu = { "native" => [], "engine" => [] }
   retries = Sidekiq::RetrySet.new
   (opts[:rounds] + 1).times do |round|
     %w[native engine].each do |mode|
       retries.clear
+      c0 = cpu_s(pids[mode])
       t0 = clock
       Sidekiq::Client.push_bulk("class" => "BenchFails", "queue" => "bench-#{mode}", "retry" => 1,
                                 "args" => Array.new(opts[:jobs]) { |i| [i] })
       wait_for("#{mode}: #{opts[:jobs]} jobs in the retry set") { retries.size >= opts[:jobs] }
       # Round 0 warms both processes up and is not counted.
-      figures[mode] << opts[:jobs] / (clock - t0) if round.positive?
+      next unless round.positive?
+
+      figures[mode] << opts[:jobs] / (clock - t0)
+      cpu[mode] << (cpu_s(pids[mode]) - c0) / opts[:jobs] * 1e6
     end
   end
   median = ->(xs) { xs.sort[xs.size / 2] }
@@ -73,6 +87,10 @@ begin
     "jobs_per_s" => figures.transform_values { |xs| xs.map { |x| x.round(1) } },
     "median" => figures.transform_values { |xs| median.call(xs).round(1) },
     "ratio" => (median.call(figures["engine"]) / median.call(figures["native"])).round(3),
+    "cpu_us_per_job" => cpu.transform_values { |xs| xs.map(&:round) },
+    "cpu_median_us_per_job" => cpu.transform_values { |xs| median.call(xs).round },
+    "cpu_ratio" => (median.call(cpu["native"]) / median.call(cpu["engine"])).round(3),
+    "load_average" => File.read("/proc/loadavg").split.first(3).map(&:to_f),
     "last_round_engine_wrote_state" => engine
   )
 ensure

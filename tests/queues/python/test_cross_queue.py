@@ -3,7 +3,8 @@ with two worker processes and keyed jitter, and must record the timeline
 ``RetryPolicy.decide`` gives for those job ids.
 
 Each runner is its own process (its CLI, see timeline_common), run one after
-the other on the same Redis. A gap (next start - failure) must be at least
+the other on the same Redis; Sidekiq's is Ruby (tests/queues/ruby/timeline_sidekiq.rb,
+real Sidekiq processes on the engine, the gem scripts/test-queues installs). A gap (next start - failure) must be at least
 the decision's delay_ms (the queue never starts a retry early) and at most
 delay_ms + the queue's stated precision + the scenario's gap_slack_ms (the
 queue honoured the delay; not a measure of the engine's speed).
@@ -25,11 +26,14 @@ import timeline_common as tc
 ROOT = tc.HERE.parents[2]
 PY_QUEUES = ["celery", "rq", "dramatiq", "bullmq", "chasquimq"]
 QUEUE_NAMES = {"bullmq": "bullmq-python"}
-ALL = ["bullmq-node", "bullmq-python", "celery", "rq", "dramatiq", "chasquimq"]
+ALL = ["bullmq-node", "bullmq-python", "celery", "rq", "dramatiq", "chasquimq", "sidekiq"]
 
 
 def _command(queue: str, redis_url: str, redis86_url: str) -> list[str]:
     scenario = str(tc.SCENARIO_PATH)
+    if queue == "sidekiq":
+        return ["ruby", str(ROOT / "tests/queues/ruby/timeline_sidekiq.rb"), "--redis", redis_url,
+                "--scenario", scenario, "--workers", "2"]
     if queue == "bullmq-node":
         return ["node", str(ROOT / "tests/queues/node/timeline.mjs"), "--redis", redis_url,
                 "--scenario", scenario, "--workers", "2"]
@@ -48,6 +52,13 @@ def timelines(redis_url: str, redis86_url: str) -> dict[str, Any]:
             out[queue] = RuntimeError(f"{queue}: runner {cmd[1]} is missing")
             continue
         env = tc.child_env({})
+        if queue == "sidekiq":
+            # The installed gem and Debian's Sidekiq (scripts/test-queues).
+            gems = os.environ.get("OJS_SIDEKIQ_GEM_HOME")
+            if not gems:
+                out[queue] = RuntimeError("sidekiq: OJS_SIDEKIQ_GEM_HOME is not set: run through scripts/test-queues")
+                continue
+            env["GEM_HOME"] = gems
         if queue == "chasquimq":
             # ChasquiMQ's packages live in a site of their own (it needs redis-py < 7).
             env["PYTHONPATH"] = os.pathsep.join([os.environ.get("OJS_CHASQUIMQ_SITE", ""), str(tc.HERE)])
