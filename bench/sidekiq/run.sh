@@ -18,15 +18,10 @@ ARGS=()
 [ "${1:-}" = "--quick" ] && ARGS=(--jobs 200 --rounds 1)
 mkdir -p "$OUT/sidekiq-logs"
 scripts/ensure/sidekiq.sh >&2
-cargo build --locked --release -p ojs-retry-ruby >&2
-stage="$OUT/sidekiq-gem"
-rm -rf "$stage" "$OUT/sidekiq-gems" && mkdir -p "$stage"
-cp -R bindings-ruby/lib bindings-ruby/README.md bindings-ruby/ojs-retry.gemspec "$stage/"
-cp target/release/libojs_retry_ruby.so "$stage/lib/ojs_retry/ojs_retry.so"
-(cd "$stage" && gem build ojs-retry.gemspec >&2)
+rm -rf "$OUT/sidekiq-gems"
+scripts/ensure/ruby-gem.sh "$OUT/sidekiq-gems" "$OUT/sidekiq-gem"
 unset GEM_PATH RUBYLIB RUBYOPT BUNDLE_GEMFILE
 export GEM_HOME="$OUT/sidekiq-gems"
-gem install --local --no-document "$stage"/ojs-retry-*.gem >&2
 
 # shellcheck source=../../scripts/ensure/redis.sh
 . "$ROOT/scripts/ensure/redis.sh"

@@ -8,7 +8,9 @@
 
 use magnus::prelude::*;
 use magnus::scan_args::{get_kwargs, scan_args};
-use magnus::value::LazyId;
+use std::sync::OnceLock;
+
+use magnus::value::{LazyId, Opaque};
 use magnus::{
     Error, Fixnum, RArray, RBignum, RClass, RHash, RModule, RString, Ruby, TryConvert, Value,
 };
@@ -48,6 +50,11 @@ fn carried(ruby: &Ruby, v: Option<Value>) -> Result<Option<Layer<'static>>, Erro
     let Some(v) = v.filter(|v| !v.is_nil()) else {
         return Ok(None);
     };
+    // Text and a `Hash` first: what a queue carries, and no failed
+    // conversion (each builds its error message) on the way.
+    if RString::from_value(v).is_some() || RHash::from_value(v).is_some() {
+        return args::layer(ruby, v).map(Some);
+    }
     if let Ok(p) = <&RetryPolicy>::try_convert(v) {
         return Ok(Some(Layer::Json(p.inner.to_json().into())));
     }
@@ -187,9 +194,7 @@ fn outcome(ruby: &Ruby, out: ojs_retry::transaction::Outcome) -> Result<Value, E
     for n in out.notes {
         notes.push((n.kind, n.message))?;
     }
-    let module: RModule = ruby.class_object().const_get("OjsRetry")?;
-    let class: RClass = module.const_get("Outcome")?;
-    let o: Value = class.new_instance((
+    let o: Value = outcome_class(ruby)?.new_instance((
         Decision {
             inner: out.decision,
         },
@@ -201,4 +206,18 @@ fn outcome(ruby: &Ruby, out: ojs_retry::transaction::Outcome) -> Result<Value, E
     ))?;
     o.freeze();
     Ok(o)
+}
+
+/// `OjsRetry::Outcome`, looked up once (a constant of the gem's own Ruby
+/// code, defined after the extension is loaded) and kept from the GC.
+static OUTCOME: OnceLock<Opaque<RClass>> = OnceLock::new();
+
+fn outcome_class(ruby: &Ruby) -> Result<RClass, Error> {
+    if let Some(class) = OUTCOME.get() {
+        return Ok(ruby.get_inner(*class));
+    }
+    let module: RModule = ruby.class_object().const_get("OjsRetry")?;
+    let class: RClass = module.const_get("Outcome")?;
+    ruby.gc_register_mark_object(class);
+    Ok(ruby.get_inner(*OUTCOME.get_or_init(|| Opaque::from(class))))
 }

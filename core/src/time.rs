@@ -58,6 +58,8 @@ pub(crate) fn format_ms(ms: u64) -> String {
     let days = ms / 86_400_000;
     let rem = ms % 86_400_000;
     let (y, m, d) = civil_from_days(days);
+    // Digits pushed one by one (no `format!` per field: a failed job's
+    // state writes two of these).
     let mut out = String::with_capacity(24);
     for (n, width, after) in [
         (y, 4, '-'),
@@ -68,10 +70,31 @@ pub(crate) fn format_ms(ms: u64) -> String {
         ((rem / 1_000) % 60, 2, '.'),
         (rem % 1_000, 3, 'Z'),
     ] {
-        out.push_str(&format!("{n:0width$}"));
+        push_padded(&mut out, n, width);
         out.push(after);
     }
     out
+}
+
+/// Pushes `n` in decimal, zero-padded to `width` digits (wider when `n`
+/// needs more, as `{n:0width$}`).
+#[allow(clippy::arithmetic_side_effects)] // at most 20 digits: 10^19 < 2^64; div ≥ 1
+fn push_padded(out: &mut String, n: u64, width: u32) {
+    let mut digits = 1;
+    let mut p = 10u64;
+    while digits < 20 && p <= n {
+        digits += 1;
+        p = p.saturating_mul(10);
+    }
+    for _ in digits..width {
+        out.push('0');
+    }
+    let mut div = 10u64.pow(digits - 1);
+    while div > 0 {
+        let digit = u8::try_from((n / div) % 10).unwrap_or(0);
+        out.push(char::from(b'0' + digit));
+        div /= 10;
+    }
 }
 
 /// Parses an RFC 3339 timestamp (`2026-02-12T10:31:05Z`,

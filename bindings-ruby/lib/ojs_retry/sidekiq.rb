@@ -51,6 +51,16 @@ module OjsRetry
     # the listeners, and the exception classes that are timeouts.
     Config = Struct.new(:defaults, :listeners, :timeout_types, keyword_init: true)
 
+    EMPTY = [].freeze
+    # The caches below are bounded: a program that makes worker classes or
+    # retry options without end starts them again.
+    CACHE_LIMIT = 1000
+    # Adoption layers as JSON text, by `retry` (see adoption_text).
+    ADOPTION_TEXTS = {} # rubocop:disable Style/MutableConstant -- a cache
+    # Worker classes' `ojs_policy`, by class (see worker_cache).
+    WORKERS = {} # rubocop:disable Style/MutableConstant -- a cache
+    private_constant :EMPTY, :CACHE_LIMIT, :ADOPTION_TEXTS, :WORKERS
+
     extend ::Sidekiq::ExceptionHandler
 
     class << self
@@ -76,8 +86,12 @@ module OjsRetry
       def install(defaults: nil, listeners: [], timeout_types: [])
         layers = (defaults.is_a?(Array) ? defaults : [defaults].compact).map { |l| plain(l) }
         RetryPolicy.merge(*layers)
-        @config = Config.new(defaults: layers.freeze, listeners: listeners.dup.freeze,
-                             timeout_types: timeout_types.dup.freeze).freeze
+        config = Config.new(defaults: layers.freeze, listeners: listeners.dup.freeze,
+                            timeout_types: timeout_types.dup.freeze).freeze
+        # What every failure hands the engine: each layer as JSON text
+        # (validated above; text is what the engine reads fastest).
+        @defaults_text = layers.map { |l| text_of(l) }.freeze
+        @config = config
         ::Sidekiq.configure_client { |c| c.client_middleware { |ch| add(ch, ClientMiddleware) } }
         ::Sidekiq.configure_server do |c|
           c.client_middleware { |ch| add(ch, ClientMiddleware) }
@@ -91,6 +105,9 @@ module OjsRetry
       # (`Net::ReadTimeout`); an anonymous class is named by its nearest
       # named ancestor.
       def error_type_of(klass)
+        name = klass.name
+        return name if name && !name.empty?
+
         klass.ancestors.each do |a|
           name = a.is_a?(Class) ? a.name : nil
           return name if name && !name.empty?
@@ -102,7 +119,8 @@ module OjsRetry
       # gives its type, code and details; any other its class (see
       # error_type_of) and message.
       def failure_of(exc)
-        timed_out = config.timeout_types.any? { |t| exc.is_a?(t) }
+        types = config.timeout_types
+        timed_out = !types.empty? && types.any? { |t| exc.is_a?(t) }
         message = message_of(exc)
         return { type: exc.type, code: exc.code, timed_out: timed_out, message: message, details: exc.details } \
           if exc.is_a?(JobError)
@@ -114,21 +132,34 @@ module OjsRetry
       # worker's `sidekiq_options ojs_policy` under the layer the job
       # carries (when it differs from the worker's: `Worker.set`). With none
       # of them, the job's own Sidekiq options through the `sidekiq` preset.
+      # Layers given as data are handed over as JSON text, made once per
+      # install, worker options and Sidekiq options (see #text_of).
       def layers_of(worker_class, job)
-        worker = worker_layer(worker_class)
-        carried = job[POLICY_KEY]
-        carried = nil if !carried.nil? && !worker.nil? && same?(carried, worker)
-        defaults = config.defaults + [worker].compact
-        return [[], adoption_layer(job)] if defaults.empty? && carried.nil?
-
-        [defaults, carried]
+        defaults, layer, = resolve(worker_class, job)
+        [defaults, layer]
       end
 
       # Whether a failure of this job is left to Sidekiq's own JobRetry: no
       # policy anywhere and a `sidekiq_retry_in` block on the worker.
       def native?(worker, job)
-        config.defaults.empty? && job[POLICY_KEY].nil? && worker_layer(worker.class).nil? &&
-          worker.respond_to?(:sidekiq_retry_in_block) && !worker.sidekiq_retry_in_block.nil?
+        !resolve(worker.class, job)[2] && retry_in_block?(worker)
+      end
+
+      # [defaults, layer, given]: #layers_of, and whether any policy was
+      # given (false: the `sidekiq` preset of the job's own options).
+      def resolve(worker_class, job)
+        defaults = @defaults_text || EMPTY
+        cached = worker_cache(worker_class)
+        carried = job[POLICY_KEY]
+        carried = nil if !carried.nil? && cached && same_as_worker?(carried, cached)
+        defaults = cached ? defaults + [cached[1]] : defaults
+        return [defaults, adoption_text(job), false] if defaults.empty? && carried.nil?
+
+        [defaults, carried, true]
+      end
+
+      def retry_in_block?(worker)
+        worker.respond_to?(:sidekiq_retry_in_block) && !worker.sidekiq_retry_in_block.nil?
       end
 
       # The `sidekiq` preset of a job's own retry options, as Sidekiq reads
@@ -140,6 +171,21 @@ module OjsRetry
         { "preset" => { "system" => "sidekiq", "version" => PRESET_VERSION, "retry" => r,
                         "max_retries" => ::Sidekiq.options.fetch(:max_retries, ::Sidekiq::JobRetry::DEFAULT_MAX_RETRY_ATTEMPTS),
                         "dead" => job["dead"] != false } }
+      end
+
+      # The adoption layer of a job as JSON text, made once per `retry`
+      # value and Sidekiq's max_retries: [max_retries, dead, not dead].
+      def adoption_text(job)
+        r = job["retry"]
+        r = true unless r == false || r.is_a?(Integer)
+        max = ::Sidekiq.options.fetch(:max_retries, ::Sidekiq::JobRetry::DEFAULT_MAX_RETRY_ATTEMPTS)
+        entry = ADOPTION_TEXTS[r]
+        unless entry && entry[0] == max
+          ADOPTION_TEXTS.clear if ADOPTION_TEXTS.size >= CACHE_LIMIT
+          texts = [true, false].map { |dead| JSON.generate(adoption_layer("retry" => r, "dead" => dead)).freeze }
+          entry = ADOPTION_TEXTS[r] = [max, *texts].freeze
+        end
+        entry[job["dead"] == false ? 2 : 1]
       end
 
       # A layer as plain JSON data (a RetryPolicy as its canonical document).
@@ -159,22 +205,68 @@ module OjsRetry
         +"!!! ERROR MESSAGE THREW AN ERROR !!!"
       end
 
-      def worker_layer(worker_class)
+      # The worker class's `ojs_policy` as [options, text, document] (nil:
+      # none), kept while the class's Sidekiq options are the same Hash
+      # (`sidekiq_options` replaces it).
+      def worker_cache(worker_class)
         klass = worker_class.is_a?(String) ? Object.const_get(worker_class) : worker_class
         return nil unless klass.respond_to?(:get_sidekiq_options)
 
-        klass.get_sidekiq_options[POLICY_KEY]
+        options = klass.get_sidekiq_options
+        cached = WORKERS[klass]
+        return cached[1] if cached&.first.equal?(options)
+
+        layer = options[POLICY_KEY]
+        entry = layer.nil? ? nil : [options, text_of(layer), document(layer)].freeze
+        WORKERS.clear if WORKERS.size >= CACHE_LIMIT
+        WORKERS[klass] = [options, entry].freeze
+        entry
       rescue NameError
         nil
       end
 
-      # Whether two layers are the same document (a worker's options hold
+      # Whether a carried layer is the worker's own (a worker's options hold
       # Symbol keys; the payload, JSON's String keys; either may be text).
-      def same?(a, b) = document(a) == document(b)
+      def same_as_worker?(carried, cached)
+        return true if carried.equal?(cached[0][POLICY_KEY]) || carried == cached[2]
+
+        document(carried) == cached[2]
+      end
+
+      # A layer as JSON text for the engine, which reads text faster than
+      # a Hash: text as it is, plain data (what JSON writes as the same
+      # document: String or Symbol keys, strings, numbers within 64 bits,
+      # true, false, nil) through JSON, anything else as it is — the engine
+      # reads it and refuses what it must.
+      def text_of(layer)
+        return layer if layer.is_a?(String)
+
+        layer = plain(layer)
+        plain_data?(layer) ? JSON.generate(layer).freeze : layer
+      rescue JSON::GeneratorError, EncodingError
+        layer
+      end
+
+      def plain_data?(value, depth = 0)
+        return false if depth > 32
+
+        case value
+        when Hash
+          value.instance_of?(Hash) && value.keys.map(&:to_s).uniq.size == value.size &&
+            value.all? { |k, v| (k.is_a?(String) || k.is_a?(Symbol)) && plain_data?(k.to_s) && plain_data?(v, depth + 1) }
+        when Array then value.instance_of?(Array) && value.all? { |v| plain_data?(v, depth + 1) }
+        when String, Symbol
+          text = value.to_s
+          text.valid_encoding? && (text.encoding == Encoding::UTF_8 || text.ascii_only?)
+        when Integer then value.between?(-2**63, 2**64 - 1)
+        when Float then value.finite?
+        else value.nil? || value == true || value == false
+        end
+      end
 
       def document(layer)
         layer.is_a?(String) ? JSON.parse(layer) : JSON.parse(JSON.generate(plain(layer)))
-      rescue JSON::ParserError, JSON::GeneratorError
+      rescue JSON::ParserError, JSON::GeneratorError, EncodingError
         layer
       end
     end

@@ -203,6 +203,13 @@ impl<'a> Reader<'a> {
     /// The faults found, with one for each key that is neither `system`
     /// nor one of `options` (the system's option names).
     pub(crate) fn finish(mut self, system: &str, options: &[&str]) -> Faults {
+        if self
+            .map
+            .keys()
+            .all(|key| key == "system" || options.contains(&key.as_str()))
+        {
+            return self.faults;
+        }
         let mut known: Vec<&str> = options.to_vec();
         known.sort_unstable();
         known.dedup();

@@ -15,6 +15,11 @@ const SHORT_TEXT: usize = 1024;
 
 /// The state's text, after making it fit (each step noted).
 pub(super) fn fit(state: &mut RetryState, notes: &mut Vec<Note>) -> String {
+    // Nearly every state fits: its text is written once and measured.
+    let text = state.to_json();
+    if text.len() <= MAX_STATE_BYTES {
+        return text;
+    }
     let mut sizes = Sizes::of(state);
     let mut steps: Vec<&str> = Vec::new();
     if !sizes.fits() {

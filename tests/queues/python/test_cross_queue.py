@@ -4,7 +4,8 @@ with two worker processes and keyed jitter, and must record the timeline
 
 Each runner is its own process (its CLI, see timeline_common), run one after
 the other on the same Redis; Celery and Dramatiq once more on the real
-RabbitMQ (``celery-rabbitmq``, ``dramatiq-rabbitmq``). A gap (next start - failure) must be at least
+RabbitMQ (``celery-rabbitmq``, ``dramatiq-rabbitmq``); Sidekiq's is Ruby (tests/queues/ruby/timeline_sidekiq.rb,
+real Sidekiq processes on the engine, the gem scripts/test-queues installs). A gap (next start - failure) must be at least
 the decision's delay_ms (the queue never starts a retry early) and at most
 delay_ms + the queue's stated precision + the scenario's gap_slack_ms (the
 queue honoured the delay; not a measure of the engine's speed).
@@ -28,11 +29,14 @@ PY_QUEUES = ["celery", "rq", "dramatiq", "bullmq", "chasquimq"]
 QUEUE_NAMES = {"bullmq": "bullmq-python"}
 #: Celery and Dramatiq run it on RabbitMQ too (their runners' --broker).
 ON_RABBITMQ = ["celery-rabbitmq", "dramatiq-rabbitmq"]
-ALL = ["bullmq-node", "bullmq-python", "celery", "rq", "dramatiq", "chasquimq", *ON_RABBITMQ]
+ALL = ["bullmq-node", "bullmq-python", "celery", "rq", "dramatiq", "chasquimq", "sidekiq", *ON_RABBITMQ]
 
 
 def _command(queue: str, redis_url: str, redis86_url: str, rabbitmq_url: str) -> list[str]:
     scenario = str(tc.SCENARIO_PATH)
+    if queue == "sidekiq":
+        return ["ruby", str(ROOT / "tests/queues/ruby/timeline_sidekiq.rb"), "--redis", redis_url,
+                "--scenario", scenario, "--workers", "2"]
     if queue == "bullmq-node":
         return ["node", str(ROOT / "tests/queues/node/timeline.mjs"), "--redis", redis_url,
                 "--scenario", scenario, "--workers", "2"]
@@ -52,6 +56,13 @@ def timelines(redis_url: str, redis86_url: str, rabbitmq_url: str) -> dict[str, 
             out[queue] = RuntimeError(f"{queue}: runner {cmd[1]} is missing")
             continue
         env = tc.child_env({})
+        if queue == "sidekiq":
+            # The installed gem and Debian's Sidekiq (scripts/test-queues).
+            gems = os.environ.get("OJS_SIDEKIQ_GEM_HOME")
+            if not gems:
+                out[queue] = RuntimeError("sidekiq: OJS_SIDEKIQ_GEM_HOME is not set: run through scripts/test-queues")
+                continue
+            env["GEM_HOME"] = gems
         if queue == "chasquimq":
             # ChasquiMQ's packages live in a site of their own (it needs redis-py < 7).
             env["PYTHONPATH"] = os.pathsep.join([os.environ.get("OJS_CHASQUIMQ_SITE", ""), str(tc.HERE)])

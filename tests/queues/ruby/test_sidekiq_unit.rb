@@ -48,6 +48,54 @@ class TestSidekiqUnit < Minitest::Test
                  OjsRetry::RetryPolicy.new(layer)
   end
 
+  # The adoption layer goes to the engine as JSON text (made once per
+  # `retry` value): the same policy as the layer itself.
+  def test_the_adoption_layer_as_text_is_the_same_policy
+    [{ "retry" => 3 }, { "retry" => true }, {}, { "retry" => false }, { "retry" => 1, "dead" => false },
+     { "retry" => 3, "dead" => false }].each do |job|
+      defaults, layer = S.layers_of(Class.new, job)
+      assert_empty defaults
+      assert_kind_of String, layer
+      assert_equal OjsRetry::RetryPolicy.new(S.adoption_layer(job)), OjsRetry::RetryPolicy.new(layer), job.inspect
+    end
+  end
+
+  class CachedWorker
+    include Sidekiq::Worker
+    sidekiq_options ojs_policy: { max_attempts: 4, jitter: false }
+  end
+
+  def policy_of(worker_class, job)
+    defaults, layer = S.layers_of(worker_class, job)
+    OjsRetry::RetryPolicy.merge(*defaults, *[layer].compact)
+  end
+
+  # The worker's layer is made into text once per `sidekiq_options` call:
+  # a later call is read at the next failure.
+  def test_a_workers_policy_is_read_again_after_sidekiq_options
+    assert_equal [4, false], policy_of(CachedWorker, {}).then { |p| [p.max_attempts, p.jitter?] }
+    # The payload's copy of the worker's own layer (JSON's String keys) is
+    # not carried again; a job's own layer is, over the worker's.
+    assert_nil S.layers_of(CachedWorker, { "ojs_policy" => { "max_attempts" => 4, "jitter" => false } })[1]
+    assert_equal 2, policy_of(CachedWorker, { "ojs_policy" => { "max_attempts" => 2 } }).max_attempts
+    assert_equal false, policy_of(CachedWorker, { "ojs_policy" => { "max_attempts" => 2 } }).jitter?
+    CachedWorker.sidekiq_options ojs_policy: { max_attempts: 6 }
+    assert_equal [6, true], policy_of(CachedWorker, {}).then { |p| [p.max_attempts, p.jitter?] }
+  ensure
+    CachedWorker.sidekiq_options ojs_policy: { max_attempts: 4, jitter: false }
+  end
+
+  # Only plain data goes through JSON: anything else is handed to the
+  # engine as it is, which reads it (and refuses what it must).
+  def test_a_layer_becomes_text_only_when_json_writes_the_same_document
+    assert_equal '{"max_attempts":3,"non_retryable_errors":["a.*"]}',
+                 S.send(:text_of, { max_attempts: 3, non_retryable_errors: [:"a.*"] })
+    [{ max_attempts: 3, initial_interval: Time.at(0) }, { max_attempts: 3, "max_attempts" => 4 },
+     { backoff_coefficient: Float::NAN }, { max_attempts: 2**70 }].each do |layer|
+      assert_same layer, S.send(:text_of, layer), layer.inspect
+    end
+  end
+
   def test_install_refuses_defaults_that_are_not_a_policy
     before = S.config
     e = assert_raises(OjsRetry::PolicyError) { S.install(defaults: { max_attempts: -1 }) }

@@ -21,6 +21,9 @@ module OjsRetry
     # exception (the Skip's cause) to its error handlers and acknowledges
     # the job, but schedules nothing itself.
     class ServerMiddleware
+      SKIP_BACKTRACE = [].freeze
+      private_constant :SKIP_BACKTRACE
+
       def call(worker, job, queue)
         yield
       rescue ::Sidekiq::Shutdown, ::Sidekiq::JobRetry::Handled
@@ -29,10 +32,17 @@ module OjsRetry
         # A job interrupted by shutdown is pushed back by Sidekiq, undecided;
         # a worker with its own sidekiq_retry_in block (code the engine
         # cannot read) and no policy is left to Sidekiq's JobRetry.
-        raise if caused_by_shutdown?(e) || Sidekiq.native?(worker, job)
+        raise if caused_by_shutdown?(e)
 
-        Failed.new(worker, job, queue, e).run
-        raise ::Sidekiq::JobRetry::Skip
+        defaults, layer, given = Sidekiq.resolve(worker.class, job)
+        raise if !given && Sidekiq.retry_in_block?(worker)
+
+        Failed.new(worker, job, queue, e).run(defaults, layer)
+        # Without a backtrace of its own: Sidekiq re-raises the Skip on its
+        # way out (JobRetry#local, #global), which turns a backtrace into
+        # text each time, and only ever reports its cause (the job's own
+        # exception, with its backtrace).
+        raise ::Sidekiq::JobRetry::Skip, "Sidekiq::JobRetry::Skip", SKIP_BACKTRACE
       end
 
       private
@@ -75,6 +85,10 @@ module OjsRetry
     # One failed job: the engine's transaction, then the outcome carried
     # out with Sidekiq's mechanisms, then the listeners.
     class Failed
+      # OjsRetry.run_transaction's history_limit when none is given.
+      ENGINE_HISTORY_LIMIT = 10
+      private_constant :ENGINE_HISTORY_LIMIT
+
       def initialize(worker, job, queue, exc)
         @worker = worker
         # Only top-level keys are written: a shallow copy keeps the Hash
@@ -84,45 +98,60 @@ module OjsRetry
         @exc = exc
       end
 
-      # Decides, carries out, then tells the listeners.
-      def run
+      # Decides (with the layers Sidekiq.layers_of gives, unless given),
+      # carries out, then tells the listeners.
+      def run(defaults = nil, layer = nil)
+        defaults, layer = Sidekiq.layers_of(@worker.class, @msg) if defaults.nil?
         count = @msg["retry_count"]
         # Sidekiq's retry_count is the retries so far (absent before the
         # first failure): the attempt that failed is retry_count + 2.
         attempt = count.is_a?(Integer) ? count + 2 : 1
         now = Process.clock_gettime(Process::CLOCK_REALTIME, :millisecond)
         failure = Sidekiq.failure_of(@exc)
-        out = transact(attempt, failure, now)
+        out = OjsRetry.run_transaction(attempt, **keywords(defaults, layer, failure, now))
+        action = out.action
         record(attempt, failure, out, now)
-        carry_out(out)
-        notify(DecisionEvent.new(queue: @queue, job_id: @msg["jid"], attempt: attempt, failure: failure,
-                                 decision: out.decision, at_ms: now, notes: out.notes, job: @msg), out)
+        carry_out(action, out)
+        notify(action, attempt, failure, out, now)
       end
 
       private
 
-      def transact(attempt, failure, now)
-        defaults, layer = Sidekiq.layers_of(@worker.class, @msg)
-        OjsRetry.run_transaction(
-          attempt, key: @msg["jid"].to_s, defaults: defaults, layer: layer, state: @msg[STATE_KEY],
-                   history_limit: HISTORY_LIMIT, queue: @queue.to_s, now: now,
-                   job: { "class" => @msg["class"], "args" => @msg["args"] }, **failure
-        )
+      # The transaction's keywords, those left at the engine's default
+      # (no defaults, no state, not timed out, no code, no details, the
+      # history limit) left out: fewer keywords, a smaller Hash to build
+      # and read on every failure.
+      def keywords(defaults, layer, failure, now)
+        kw = { key: @msg["jid"].to_s, queue: @queue.to_s, now: now,
+               job: { "class" => @msg["class"], "args" => @msg["args"] },
+               type: failure[:type], message: failure[:message] }
+        kw[:defaults] = defaults unless defaults.empty?
+        kw[:layer] = layer unless layer.nil?
+        state = @msg[STATE_KEY]
+        kw[:state] = state unless state.nil?
+        kw[:history_limit] = HISTORY_LIMIT unless HISTORY_LIMIT == ENGINE_HISTORY_LIMIT
+        kw[:timed_out] = true if failure[:timed_out]
+        kw[:code] = failure[:code] unless failure[:code].nil?
+        kw[:details] = failure[:details] unless failure[:details].nil?
+        kw
       end
 
       # The payload's fields Sidekiq's own retry writes (its Web UI shows
-      # them), and the engine's state.
+      # them; the message as Sidekiq cuts and scrubs it), and the engine's
+      # state.
       def record(attempt, failure, out, now)
         @msg["queue"] = @msg["retry_queue"] || @queue
-        @msg["error_message"] = failure[:message][0, 10_000].dup.force_encoding(Encoding::UTF_8).scrub
+        message = failure[:message][0, 10_000]
+        message.force_encoding(Encoding::UTF_8).scrub!
+        @msg["error_message"] = message
         @msg["error_class"] = @exc.class.name
         @msg[attempt == 1 ? "failed_at" : "retried_at"] = now / 1000.0
         @msg["retry_count"] = attempt - 1
         @msg[STATE_KEY] = out.state_json
       end
 
-      def carry_out(out)
-        case out.action
+      def carry_out(action, out)
+        case action
         when "retry"
           at = out.decision.next_retry_at / 1000.0
           payload = ::Sidekiq.dump_json(@msg)
@@ -139,13 +168,18 @@ module OjsRetry
       # worker's sidekiq_retries_exhausted block, the death handlers), then
       # the install listeners; each one that raises is reported to
       # Sidekiq's error handlers and the next one still runs.
-      def notify(event, out)
-        if out.action != "retry"
+      def notify(action, attempt, failure, out, now)
+        if action != "retry"
           block = @worker.respond_to?(:sidekiq_retries_exhausted_block) && @worker.sidekiq_retries_exhausted_block
           guarded("sidekiq_retries_exhausted") { block.call(@msg, @exc) } if block
           ::Sidekiq.death_handlers.each { |h| guarded("death handler") { h.call(@msg, @exc) } }
         end
-        Sidekiq.config.listeners.each { |l| guarded("OjsRetry listener") { l.call(event) } }
+        listeners = Sidekiq.config.listeners
+        return if listeners.empty?
+
+        event = DecisionEvent.new(queue: @queue, job_id: @msg["jid"], attempt: attempt, failure: failure,
+                                  decision: out.decision, at_ms: now, notes: out.notes, job: @msg)
+        listeners.each { |l| guarded("OjsRetry listener") { l.call(event) } }
       end
 
       def guarded(what)
