@@ -1,8 +1,9 @@
 """What the Python queue benchmarks share (information only: nothing
 asserts their figures).
 
-Every bench times three kinds of retry path on one Redis in one run, each
-once a round, who goes first rotating round by round (:func:`rotation`):
+Every bench times three kinds of retry path (ChasquiMQ a fourth) on one
+Redis in one run, each once a round, who goes first rotating round by
+round (:func:`rotation`):
 
 * ``native`` — the queue's own retry;
 * ``engine`` — the integration, the engine deciding every failure;
