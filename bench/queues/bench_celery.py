@@ -5,12 +5,13 @@
 Prints one JSON document:
 
 * ``retry_path``: jobs per second for N jobs that each fail once and then
-  succeed, one ``celery worker`` process per mode (prefork, concurrency 2),
-  both running for the whole run, rounds alternating: natively
-  (``autoretry_for``, ``max_retries=1``, ``default_retry_delay`` 1 ms) and on
-  the engine (an ``OjsTask``: ``max_attempts`` 2, constant 1 ms, no jitter;
-  the decision, the §10 state in the retried message's headers,
-  ``self.retry(countdown=0.001)``). The ratio is engine / native of the
+  succeed, one ``celery worker`` process per kind (prefork, concurrency 2),
+  all running for the whole run, three kinds a round in rotating order
+  (benchlib): natively (``autoretry_for``, ``max_retries=1``,
+  ``default_retry_delay`` 1 ms), on the engine (an ``OjsTask``:
+  ``max_attempts`` 2, constant 1 ms, no jitter; the decision, the §10 state
+  in the retried message's headers, ``self.retry(countdown=0.001)``) and its
+  floor (the same task with its transaction a no-op). The ratios are of the
   medians.
 * ``enqueue``: per call, ``Task.apply_async`` alone, ``OjsTask.apply_async``
   with a job layer (validation, RET-16, plus the layer in the headers), the
@@ -47,9 +48,8 @@ def _done(round_id: str) -> None:
     bl.finished(_client, round_id)
 
 
-@app.task(bind=True, name="bench.native", autoretry_for=(RuntimeError,), max_retries=1, default_retry_delay=0.001)
-def native(self: Any, round_id: str) -> int:
-    if self.request.retries == 0:
+def _fail_once(task: Any, round_id: str) -> int:
+    if task.request.retries == 0:
         raise RuntimeError("once")
     _done(round_id)
     return 1
@@ -59,41 +59,43 @@ class Engine(OjsTask):
     ojs_retry_policy = bl.POLICY
 
 
-@app.task(bind=True, base=Engine, name="bench.engine")
-def engine(self: Any, round_id: str) -> int:
-    if self.request.retries == 0:
-        raise RuntimeError("once")
-    _done(round_id)
-    return 1
+class Floor(Engine):
+    _ojs_transact = bl.reuse_first(Engine._ojs_transact)
+
+
+native = app.task(bind=True, name="bench.native", autoretry_for=(RuntimeError,), max_retries=1,
+                  default_retry_delay=0.001)(_fail_once)
+engine = app.task(bind=True, base=Engine, name="bench.engine")(_fail_once)
+floor = app.task(bind=True, base=Floor, name="bench.floor")(_fail_once)
+TASKS = {"native": native, "engine": engine, "floor": floor}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--redis", required=True)
     ap.add_argument("--jobs", type=int, default=1000)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     app.conf.broker_url = args.redis
     conn = bl.client(args.redis)
     tag = uuid.uuid4().hex[:8]
-    names = {False: f"bench-celery-native-{tag}", True: f"bench-celery-engine-{tag}"}
+    names = {kind: f"bench-celery-{kind}-{tag}" for kind in TASKS}
     procs = [bl.start_worker([bl.python(), "-m", "celery", "-A", "bench_celery", "worker", "-Q", name, "-c", "2",
                               "-P", "prefork", "--without-mingle", "--without-gossip", "--without-heartbeat",
                               "-n", f"{name}@%h", "--loglevel", "WARNING"],
                              args.redis, bl.log_path(f"{name}.log"))
              for name in names.values()]
     try:
-        def run_round(is_engine: bool, jobs: int) -> float:
+        def run_round(kind: str, jobs: int) -> float:
             round_id = uuid.uuid4().hex[:12]
-            task = engine if is_engine else native
             start = time.perf_counter()
             for _ in range(jobs):
-                task.apply_async((round_id,), queue=names[is_engine])
+                TASKS[kind].apply_async((round_id,), queue=names[kind])
             bl.wait_done(conn, round_id, jobs, procs)
             return jobs / (time.perf_counter() - start)
 
-        run_round(False, 10)  # both workers up before the first timed round
-        run_round(True, 10)
+        for kind in TASKS:  # every worker up before the first timed round
+            run_round(kind, 10)
         retry = bl.retry_path(args.rounds, run_round, args.jobs)
     finally:
         for p in procs:

@@ -5,19 +5,21 @@
 Prints one JSON document:
 
 * ``retry_path``: jobs per second for N jobs that each fail once and then
-  succeed, one Dramatiq worker process per mode (4 worker threads), both
-  running for the whole run, rounds alternating: natively (``Retries`` with
-  ``max_retries=1``, ``min_backoff`` = ``max_backoff`` = 1 ms: Dramatiq's
-  jittered backoff is then always 1 ms) and on the engine (``OjsRetries``
-  in place of ``Retries``: ``max_attempts`` 2, constant 1 ms, no jitter; the
-  decision, the §10 state in the message options). Both retry through
-  Dramatiq's delay queue. The ratio is engine / native of the medians.
+  succeed, one Dramatiq worker process per kind (4 worker threads), all
+  running for the whole run, three kinds a round in rotating order
+  (benchlib): natively (``Retries`` with ``max_retries=1``, ``min_backoff``
+  = ``max_backoff`` = 1 ms: Dramatiq's jittered backoff is then always 1 ms),
+  on the engine (``OjsRetries`` in place of ``Retries``: ``max_attempts`` 2,
+  constant 1 ms, no jitter; the run mark, one ``SET NX PX`` per attempt;
+  the decision, the §10 state in the message options) and its floor (the
+  same middleware with its transaction a no-op). All retry through
+  Dramatiq's delay queue. The ratios are of the medians.
 * ``enqueue``: per call, ``actor.send`` alone, the integration's ``send``
   with a job layer (validation, RET-16, at ``send`` and again in the
   middleware's ``before_enqueue``, plus the layer in the message options),
   the validation alone, and the ratios.
 
-Worker side: ``python bench_dramatiq.py --worker QUEUE native|engine``.
+Worker side: ``python bench_dramatiq.py --worker QUEUE native|engine|floor``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from dramatiq import Worker
 from dramatiq.brokers.redis import RedisBroker
 from dramatiq.middleware import CurrentMessage, default_middleware
 
+from ojs_retry.integrations import dramatiq as ojs_dramatiq
 from ojs_retry.integrations import validate_job_policy
 from ojs_retry.integrations.dramatiq import OjsRetries, middleware_without_retries, send
 
@@ -64,24 +67,25 @@ def declare(broker: RedisBroker, queue: str, engine: bool) -> Any:
     return dramatiq.actor(job, broker=broker, actor_name=f"bench_{queue}", queue_name=queue, **options)
 
 
-def worker_main(queue: str, mode: str) -> None:
-    engine = mode == "engine"
+def worker_main(queue: str, kind: str) -> None:
+    engine = kind != "native"
     broker = make_broker(os.environ[bl.ENV_REDIS], engine)
     declare(broker, queue, engine)
     broker.emit_after("process_boot")
     worker = Worker(broker, worker_threads=4, worker_timeout=100)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    worker.start()
-    stop.wait()
-    worker.stop()
+    with bl.floor_if(kind, ojs_dramatiq):
+        worker.start()
+        stop.wait()
+        worker.stop()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--redis")
     ap.add_argument("--jobs", type=int, default=1000)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--worker", nargs=2)
     args = ap.parse_args()
     if args.worker:
@@ -89,22 +93,22 @@ def main() -> None:
         return
     conn = bl.client(args.redis)
     tag = uuid.uuid4().hex[:8]
-    names = {False: f"bench-dq-native-{tag}", True: f"bench-dq-engine-{tag}"}
-    actors = {e: declare(make_broker(args.redis, e), name, e) for e, name in names.items()}
-    procs = [bl.start_worker([bl.python(), __file__, "--worker", name, "engine" if e else "native"],
-                             args.redis, bl.log_path(f"{name}.log"))
-             for e, name in names.items()]
+    names = {kind: f"bench-dq-{kind}-{tag}" for kind in bl.KINDS}
+    actors = {kind: declare(make_broker(args.redis, kind != "native"), name, kind != "native")
+              for kind, name in names.items()}
+    procs = [bl.start_worker([bl.python(), __file__, "--worker", name, kind], args.redis, bl.log_path(f"{name}.log"))
+             for kind, name in names.items()]
     try:
-        def run_round(engine: bool, jobs: int) -> float:
+        def run_round(kind: str, jobs: int) -> float:
             round_id = uuid.uuid4().hex[:12]
             start = time.perf_counter()
             for _ in range(jobs):
-                actors[engine].send(round_id)
+                actors[kind].send(round_id)
             bl.wait_done(conn, round_id, jobs, procs)
             return jobs / (time.perf_counter() - start)
 
-        run_round(False, 10)  # both workers up before the first timed round
-        run_round(True, 10)
+        for kind in bl.KINDS:  # every worker up before the first timed round
+            run_round(kind, 10)
         retry = bl.retry_path(args.rounds, run_round, args.jobs)
     finally:
         for p in procs:

@@ -5,20 +5,22 @@
 Prints one JSON document:
 
 * ``retry_path``: jobs per second for N jobs that each fail once and then
-  succeed, one ``SimpleWorker`` process per mode (RQ's forking ``Worker``
-  would time fork() more than the retry), both running for the whole run,
-  rounds alternating: natively ``Retry(max=1)`` and on the engine (the
-  integration's exception handler deciding with the ``rq`` preset
-  ``{"max": 1}``, the job's §10 state saved in its meta). Both retry with no
+  succeed, one ``SimpleWorker`` process per kind (RQ's forking ``Worker``
+  would time fork() more than the retry), all running for the whole run,
+  three kinds a round in rotating order (benchlib): natively
+  ``Retry(max=1)``, on the engine (the integration's exception handler
+  deciding with the ``rq`` preset ``{"max": 1}``, the job's §10 state and
+  attempt counter saved in its meta) and its floor (the same handler with
+  its transaction a no-op). All retry with no
   interval: RQ re-enqueues at once. A delay is whole seconds in RQ (a 1 ms
   OJS delay is rounded up to the next second, RET-11) and RQ's scheduler
   polls once a second, so a delayed retry would time the scheduler, not the
-  retry path. The ratio is engine / native of the medians.
+  retry path. The ratios are of the medians.
 * ``enqueue``: per call, ``Queue.enqueue`` alone, ``OjsRetry.enqueue`` with a
   job layer (validation, RET-16, plus the layer in the job's meta), the
   validation alone, and the ratios.
 
-Worker side: ``python bench_rq.py --worker QUEUE native|engine``.
+Worker side: ``python bench_rq.py --worker QUEUE native|engine|floor``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import time
 import uuid
 from typing import Any
 
@@ -33,6 +36,7 @@ import benchlib as bl
 from rq import Queue, Retry, SimpleWorker, get_current_job
 
 from ojs_retry import RetryPolicy
+from ojs_retry.integrations import rq as ojs_rq
 from ojs_retry.integrations import validate_job_policy
 from ojs_retry.integrations.rq import OjsRetry
 
@@ -50,18 +54,19 @@ def job(round_id: str, engine: bool) -> int:
     return 1
 
 
-def worker_main(queue_name: str, mode: str) -> None:
+def worker_main(queue_name: str, kind: str) -> None:
     conn = bl.client(os.environ[bl.ENV_REDIS])
-    kwargs = OjsRetry(RetryPolicy.preset("rq", PRESET)).worker_kwargs() if mode == "engine" else {}
+    kwargs = OjsRetry(RetryPolicy.preset("rq", PRESET)).worker_kwargs() if kind != "native" else {}
     kwargs.pop("work_horse_killed_handler", None)  # SimpleWorker has no work horse
-    SimpleWorker([Queue(queue_name, connection=conn)], connection=conn, **kwargs).work(logging_level="WARNING")
+    with bl.floor_if(kind, ojs_rq):
+        SimpleWorker([Queue(queue_name, connection=conn)], connection=conn, **kwargs).work(logging_level="WARNING")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--redis")
     ap.add_argument("--jobs", type=int, default=1000)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--worker", nargs=2)
     args = ap.parse_args()
     if args.worker:
@@ -69,28 +74,26 @@ def main() -> None:
         return
     conn = bl.client(args.redis)
     tag = uuid.uuid4().hex[:8]
-    names = {False: f"bench-rq-native-{tag}", True: f"bench-rq-engine-{tag}"}
-    procs = {engine: bl.start_worker([bl.python(), __file__, "--worker", name, "engine" if engine else "native"],
-                                     args.redis, bl.log_path(f"bench-rq-{name}.log"))
-             for engine, name in names.items()}
+    names = {kind: f"bench-rq-{kind}-{tag}" for kind in bl.KINDS}
+    procs = {kind: bl.start_worker([bl.python(), __file__, "--worker", name, kind],
+                                   args.redis, bl.log_path(f"bench-rq-{name}.log"))
+             for kind, name in names.items()}
     ojs = OjsRetry(RetryPolicy.preset("rq", PRESET))
     try:
-        def run_round(engine: bool, jobs: int) -> float:
-            import time
-
+        def run_round(kind: str, jobs: int) -> float:
             round_id = uuid.uuid4().hex[:12]
-            queue = Queue(names[engine], connection=conn)
+            queue = Queue(names[kind], connection=conn)
             start = time.perf_counter()
             for _ in range(jobs):
-                if engine:
-                    ojs.enqueue(queue, "bench_rq.job", round_id, True)
-                else:
+                if kind == "native":
                     queue.enqueue("bench_rq.job", round_id, False, retry=Retry(max=1))
+                else:
+                    ojs.enqueue(queue, "bench_rq.job", round_id, True)
             bl.wait_done(conn, round_id, jobs, list(procs.values()))
             return jobs / (time.perf_counter() - start)
 
-        run_round(False, 10)  # both workers up before the first timed round
-        run_round(True, 10)
+        for kind in bl.KINDS:  # every worker up before the first timed round
+            run_round(kind, 10)
         retry = bl.retry_path(args.rounds, run_round, args.jobs)
     finally:
         for p in procs.values():

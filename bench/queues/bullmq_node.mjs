@@ -121,7 +121,7 @@ async function enqueueCost(connection, calls, rounds) {
 
 async function main() {
   const { values } = parseArgs({
-    options: { redis: { type: 'string' }, jobs: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '3' } },
+    options: { redis: { type: 'string' }, jobs: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '5' } },
   })
   if (!values.redis) {
     console.error('usage: bullmq_node.mjs --redis URL [--jobs N] [--rounds R]')
