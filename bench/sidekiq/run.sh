@@ -5,11 +5,12 @@
 #
 #   bench/sidekiq/run.sh [--quick]
 #
-# Builds the gem and installs it into target/bench/sidekiq-gems (nothing
-# from rubygems.org; Debian's ruby-sidekiq, scripts/ensure/sidekiq.sh);
-# writes target/bench/sidekiq.json (jobs per second through two Sidekiq
-# processes) and target/bench/sidekiq-cpu.json (bench/sidekiq/cpu.rb: CPU
-# time per failure in one process) and prints them.
+# Builds the gem and installs it into target/bench/sidekiq-gems
+# (scripts/ensure/ruby-gem.sh; nothing from rubygems.org; Debian's
+# ruby-sidekiq, scripts/ensure/sidekiq.sh); writes target/bench/sidekiq.json
+# (jobs per second and CPU per job, one Sidekiq process per mode: native,
+# engine, floor) and target/bench/sidekiq-cpu.json (bench/sidekiq/cpu.rb:
+# CPU time per failure in one process) and prints them.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
