@@ -9,7 +9,7 @@ use super::{FailureReport, MAX_DETAILS_BYTES, Note, read_carried};
 use crate::duration::MAX_MS;
 use crate::error::{Error, quote};
 use crate::failure::{Failure, HandlerCode};
-use crate::limits::MAX_STRING_BYTES;
+use crate::limits::{MAX_ANCESTORS, MAX_STRING_BYTES};
 use crate::policy::Layer;
 use crate::state::RetryState;
 use crate::time::MAX_INSTANT_MS;
@@ -138,10 +138,30 @@ pub(super) fn failure(report: FailureReport, attempt: u64, notes: &mut Vec<Note>
         );
         f.error_type = None;
     }
+    f.ancestors = ancestors(report.ancestors, notes);
     f.message = text_field(report.message, "message_truncated", "message", notes);
     f.code = code(report.code, report.timed_out, notes);
     f.details = report.details.and_then(|d| details(d, notes));
     f
+}
+
+/// The ancestors a failure can carry: the nearest
+/// [`MAX_ANCESTORS`], each a non-empty error type within the string limit.
+fn ancestors(mut list: Vec<String>, notes: &mut Vec<Note>) -> Vec<String> {
+    let given = list.len();
+    list.truncate(MAX_ANCESTORS);
+    list.retain(|a| !a.is_empty() && a.len() <= MAX_STRING_BYTES);
+    if list.len() != given {
+        note(
+            notes,
+            "ancestors_trimmed",
+            format!(
+                "{given} ancestors were given; the {} nearest that are non-empty and at most {MAX_STRING_BYTES} bytes are matched",
+                list.len()
+            ),
+        );
+    }
+    list
 }
 
 fn code(code: Option<String>, timed_out: bool, notes: &mut Vec<Note>) -> Option<HandlerCode> {
