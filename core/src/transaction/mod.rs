@@ -91,8 +91,9 @@ pub struct FailureReport {
     /// The error type (`None`: [`UNKNOWN_ERROR_TYPE`](crate::state::UNKNOWN_ERROR_TYPE)).
     pub error_type: Option<String>,
     /// The error type's base types, nearest first (see
-    /// [`Failure::ancestors`](crate::Failure::ancestors)).
-    pub ancestors: Vec<String>,
+    /// [`Failure::ancestors`](crate::Failure::ancestors)): an array of
+    /// strings in the form the queue holds it.
+    pub ancestors: Option<Layer<'static>>,
     /// The handler code as the handler spelled it (`RETRY`, `DISCARD`,
     /// `DEAD_LETTER`, `FAIL`).
     pub code: Option<String>,

@@ -145,18 +145,51 @@ pub(super) fn failure(report: FailureReport, attempt: u64, notes: &mut Vec<Note>
     f
 }
 
-/// The ancestors a failure can carry: the nearest
-/// [`MAX_ANCESTORS`], each a non-empty error type within the string limit.
-fn ancestors(mut list: Vec<String>, notes: &mut Vec<Note>) -> Vec<String> {
-    let given = list.len();
-    list.truncate(MAX_ANCESTORS);
-    list.retain(|a| !a.is_empty() && a.len() <= MAX_STRING_BYTES);
+/// The ancestors a failure can carry: the nearest [`MAX_ANCESTORS`], each
+/// a non-empty error type within the string limit; anything else given is
+/// left out, with a note.
+fn ancestors(doc: Option<Layer<'_>>, notes: &mut Vec<Note>) -> Vec<String> {
+    let Some(doc) = doc else {
+        return Vec::new();
+    };
+    let items = match read_carried(doc) {
+        Ok(Value::Null) => return Vec::new(),
+        Ok(Value::Array(items)) => items,
+        Ok(other) => {
+            note(
+                notes,
+                "ancestors_trimmed",
+                format!(
+                    "the ancestors were {}, not an array of error types; none are matched",
+                    other.describe()
+                ),
+            );
+            return Vec::new();
+        }
+        Err(m) => {
+            note(
+                notes,
+                "ancestors_trimmed",
+                format!("the ancestors could not be read ({m}); none are matched"),
+            );
+            return Vec::new();
+        }
+    };
+    let given = items.len();
+    let list: Vec<String> = items
+        .into_iter()
+        .take(MAX_ANCESTORS)
+        .filter_map(|v| match v {
+            Value::String(s) if !s.is_empty() && s.len() <= MAX_STRING_BYTES => Some(s),
+            _ => None,
+        })
+        .collect();
     if list.len() != given {
         note(
             notes,
             "ancestors_trimmed",
             format!(
-                "{given} ancestors were given; the {} nearest that are non-empty and at most {MAX_STRING_BYTES} bytes are matched",
+                "{given} ancestors were given; the {} nearest that are non-empty strings of at most {MAX_STRING_BYTES} bytes are matched",
                 list.len()
             ),
         );
