@@ -66,6 +66,7 @@ __all__ = [
     "BACKOFF_TYPE",
     "STALLED_TYPE",
     "Processor",
+    "adoption_text",
     "dead_letter_key",
     "dead_letters",
     "enqueue",
@@ -225,9 +226,13 @@ class Processor:
         raise _bullmq().DelayedError()
 
     def _transact(self, job: Any, attempt: int, failure: Failure, state: str | None, now: int) -> Outcome:
+        layer = job.opts.get(POLICY_KEY)
+        # No OJS policy anywhere: the job's own attempts / backoff (the
+        # one-line adoption), read before _carry_out hands its backoff to the engine.
+        defaults = self.defaults if self.defaults is not None or layer is not None else adoption_text(job.opts)
         return transact(
-            self.defaults,
-            job.opts.get(POLICY_KEY),
+            defaults,
+            layer,
             state,
             attempt,
             failure,
@@ -274,6 +279,53 @@ class Processor:
         if exc is not None and not _storable(exc):
             raise error from None  # its traceback would carry the handler's text
         raise error
+
+
+#: BullMQ's built-in backoff types: the ``bullmq`` preset's ``backoff.type``.
+_BUILT_IN = ("fixed", "exponential")
+#: The adoption documents made, by the job's own options (jobs of one kind
+#: carry one ``attempts`` / ``backoff``); bounded, as the engine's caches are.
+_ADOPTED: dict[str, str] = {}
+_ADOPTED_LIMIT = 256
+
+
+def adoption_text(opts: Mapping[str, Any]) -> str | None:
+    """The one-line adoption: the ``bullmq`` preset of a job's own options.
+
+    A job with no OJS policy anywhere (no workers' defaults, no layer of its
+    own) is decided by the preset of its ``attempts`` / ``backoff``
+    (``runtime: "python"``), so its producer stays as it is. Returns the
+    preset document's text, to be the transaction's defaults (a preset is
+    the only layer); ``None`` for a job enqueued for the engine
+    (:func:`job_options` with no policy: backoff type ``"ojs-retry"``),
+    which keeps the spec's default policy. A backoff BullMQ does not build
+    in is handed over as it is: the preset refuses it, and the transaction
+    dead-letters the job with the reason.
+
+    >>> adoption_text({"attempts": 3, "backoff": {"type": "fixed", "delay": 500}})
+    '{"preset": {"system": "bullmq", "runtime": "python", "attempts": 3, "backoff": {"type": "fixed", "delay": 500}}}'
+    >>> adoption_text({"attempts": ATTEMPTS, "backoff": {"type": BACKOFF_TYPE}}) is None
+    True
+    """
+    raw = opts.get("backoff")
+    built = isinstance(raw, Mapping) and raw.get("type") in _BUILT_IN
+    if isinstance(raw, Mapping) and raw.get("type") == BACKOFF_TYPE:
+        return None
+    # BullMQ's Job gives a job without ``attempts`` 0 (one run, as 1).
+    attempts = opts.get("attempts", 0)
+    # repr: 1, 1.0 and True are one dict key but three documents.
+    key = repr((attempts, raw.get("type"), raw.get("delay"), raw.get("jitter"))) if built else None
+    text = _ADOPTED.get(key) if key is not None else None
+    if text is not None:
+        return text
+    # BullMQ reads only these of a built-in backoff; anything beside them is for custom strategies.
+    backoff = {k: raw[k] for k in ("type", "delay", "jitter") if k in raw} if built else raw
+    text = json.dumps({"preset": {"system": "bullmq", "runtime": "python", "attempts": attempts, "backoff": backoff}})
+    if key is not None:
+        if len(_ADOPTED) >= _ADOPTED_LIMIT:
+            del _ADOPTED[next(iter(_ADOPTED))]
+        _ADOPTED[key] = text
+    return text
 
 
 def _storable(exc: BaseException) -> bool:
