@@ -19,7 +19,7 @@ import asyncio
 from typing import Any
 
 import bullmq
-from test_bullmq import bullmq_timelines, native_worker
+from test_bullmq import Run, bullmq_timelines, native_worker
 
 from ojs_retry.integrations import bullmq as ojs_bullmq
 
@@ -74,3 +74,22 @@ def test_a_worker_given_no_policy_runs_bullmq_jobs_as_bullmq_does() -> None:
     # What the engine adds: a dead-letter record of each job BullMQ failed.
     failed = sorted(j for j in JOBS if native[j][-1][1] == "dead_letter")
     assert sorted(dead_lettered) == failed
+
+
+def test_a_custom_backoff_type_is_dead_lettered_with_the_reason() -> None:
+    """The preset cannot read a custom strategy (code): the first failure
+    is dead-lettered, reason policy_invalid naming the field — never
+    BullMQ's own retry, never a crash."""
+    async def boom(job: Any) -> Any:
+        raise RuntimeError("boom")
+
+    async def main() -> None:
+        async with Run(None, boom) as run:
+            await run.queue.add("j", None, {"jobId": "c", "attempts": 5, "backoff": {"type": "mine", "delay": 10}})
+            assert await run.settle("c") == "failed"
+            assert [(e.attempt, e.decision.action) for e in run.events] == [(1, "dead_letter")]
+            [record] = await run.dead()
+            assert record["reason"] == "policy_invalid"
+            assert any(n["kind"] == "policy_refused" and "preset.backoff.type" in n["message"]
+                       for n in record["notes"]), record["notes"]
+    asyncio.run(main())

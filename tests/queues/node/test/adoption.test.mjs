@@ -12,6 +12,7 @@ import { after, describe, test } from 'node:test'
 import { Queue, UnrecoverableError, Worker } from 'bullmq'
 import { jitterSample } from 'ojs-retry'
 import { createWorker, deadLetters } from 'ojs-retry/bullmq'
+import { localQueue } from '../lib/local.mjs'
 import { connectionOf, queueName, redisUrl } from '../lib/redis.mjs'
 
 const cleanup = []
@@ -111,5 +112,18 @@ describe('the one-line adoption: a worker given no policy runs BullMQ jobs as Bu
     const failed = Object.keys(JOBS).filter((id) => native.ends[id].state === 'failed')
     const dead = await deadLetters(adopted.queue)
     assert.deepEqual(dead.map((r) => r.job_id).sort(), failed.sort())
+  })
+})
+
+describe('a job the bullmq preset cannot read', () => {
+  test('a custom backoff type: dead-lettered at its first failure, with the reason, never retried by BullMQ', async () => {
+    const q = await localQueue('adopt-custom', { handler: async () => { throw new Error('boom') } })
+    cleanup.push(q.close)
+    await q.queue.add('job', {}, { jobId: 'c', attempts: 5, backoff: { type: 'mine', delay: 10 } })
+    const ended = await q.events.until((e) => e.ev === 'bullmq-failed' && e.jobId === 'c')
+    assert.deepEqual([ended.attemptsMade, ended.delay], [1, null])
+    const [record] = await deadLetters(q.queue)
+    assert.equal(record.reason, 'policy_invalid')
+    assert.ok(record.notes.some((n) => n.kind === 'policy_refused' && n.message.includes('preset.backoff.type')), JSON.stringify(record.notes))
   })
 })
