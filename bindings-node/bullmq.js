@@ -13,6 +13,10 @@
 //   the backoff type "ojs-retry": exactly the delay the wrapper decided for
 //   this very failure.
 //
+// Given no policy, a job without a layer of its own is decided by the
+// `bullmq` preset of its own `attempts` / `backoff` (the one-line adoption:
+// `createWorker` in place of `new Worker`, producers unchanged).
+//
 // A stalled job (its worker died, or blocked past `lockDuration`) comes back
 // through BullMQ's stalled checker with `stalledCounter` raised: the wrapper
 // counts each stall as a failed attempt of type "bullmq.stalled", timed out

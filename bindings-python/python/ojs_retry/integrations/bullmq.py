@@ -13,6 +13,11 @@ Two pieces, both on BullMQ's own extension points:
   ``settings.backoffStrategy`` for the backoff type ``"ojs-retry"``: it
   returns the delay the wrapper decided for this very failure.
 
+Adoption is one line: :func:`worker` in place of ``bullmq.Worker``. Given no
+policy, it decides a job without a layer of its own by the job's own
+``attempts`` / ``backoff`` through the engine's ``bullmq`` preset
+(:func:`adoption_text`), so producers stay as they are.
+
 The job's policy layer travels in its options (``opts["ojs_retry_policy"]``,
 set by :func:`enqueue`, which validates it first); its §10 retry state in a
 field of the job's own hash (``ojs_retry_state``), removed with the job.
@@ -308,24 +313,27 @@ def adoption_text(opts: Mapping[str, Any]) -> str | None:
     True
     """
     raw = opts.get("backoff")
-    built = isinstance(raw, Mapping) and raw.get("type") in _BUILT_IN
-    if isinstance(raw, Mapping) and raw.get("type") == BACKOFF_TYPE:
+    kind = raw.get("type") if isinstance(raw, Mapping) else None
+    if kind == BACKOFF_TYPE:
         return None
     # BullMQ's Job gives a job without ``attempts`` 0 (one run, as 1).
     attempts = opts.get("attempts", 0)
+    if not (isinstance(raw, Mapping) and kind in _BUILT_IN):
+        return _adoption_document(attempts, raw)
     # repr: 1, 1.0 and True are one dict key but three documents.
-    key = repr((attempts, raw.get("type"), raw.get("delay"), raw.get("jitter"))) if built else None
-    text = _ADOPTED.get(key) if key is not None else None
-    if text is not None:
-        return text
-    # BullMQ reads only these of a built-in backoff; anything beside them is for custom strategies.
-    backoff = {k: raw[k] for k in ("type", "delay", "jitter") if k in raw} if built else raw
-    text = json.dumps({"preset": {"system": "bullmq", "runtime": "python", "attempts": attempts, "backoff": backoff}})
-    if key is not None:
+    key = repr((attempts, kind, raw.get("delay"), raw.get("jitter")))
+    text = _ADOPTED.get(key)
+    if text is None:
+        # BullMQ reads only these of a built-in backoff; anything beside them is for custom strategies.
+        text = _adoption_document(attempts, {k: raw[k] for k in ("type", "delay", "jitter") if k in raw})
         if len(_ADOPTED) >= _ADOPTED_LIMIT:
             del _ADOPTED[next(iter(_ADOPTED))]
         _ADOPTED[key] = text
     return text
+
+
+def _adoption_document(attempts: Any, backoff: Any) -> str:
+    return json.dumps({"preset": {"system": "bullmq", "runtime": "python", "attempts": attempts, "backoff": backoff}})
 
 
 def _storable(exc: BaseException) -> bool:
