@@ -239,11 +239,13 @@ function adoptionText(opts, runtime) {
   const given = opts || {}
   const raw = given.backoff
   const built = raw !== null && typeof raw === 'object' && BUILT_IN.has(raw.type)
-  if (!built && raw !== null && typeof raw === 'object' && raw.type === BACKOFF_TYPE) return null
+  if (raw !== null && typeof raw === 'object' && raw.type === BACKOFF_TYPE) return null
   // BullMQ's Job gives a job without `attempts` 0 (one run, as 1).
   const attempts = given.attempts ?? 0
-  // Cheaper than the document's JSON; only a built-in backoff (the usual case) is cached.
-  const key = built ? `${runtime}\u0000${attempts}\u0000${raw.type}\u0000${raw.delay}\u0000${raw.jitter}` : undefined
+  // Cheaper than the document's JSON. Only numbers (the usual case) are
+  // cached: their text is their JSON's, so no two documents share a key.
+  const cached = built && typeof attempts === 'number' && [raw.delay, raw.jitter].every((v) => v === undefined || typeof v === 'number')
+  const key = cached ? `${runtime}\u0000${attempts}\u0000${raw.type}\u0000${raw.delay}\u0000${raw.jitter}` : undefined
   let text = key === undefined ? undefined : adopted.get(key)
   if (text !== undefined) return text
   // BullMQ reads only these of a built-in backoff; anything beside them is for custom strategies.

@@ -16,11 +16,14 @@ the timeline machinery is that file's, shared with the presets-in-queue test.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import bullmq
+import pytest
 from test_bullmq import Run, bullmq_timelines, native_worker
 
+from ojs_retry import PolicyError, RetryPolicy
 from ojs_retry.integrations import bullmq as ojs_bullmq
 
 # Per job: the producer's BullMQ options and what attempt n does
@@ -93,3 +96,21 @@ def test_a_custom_backoff_type_is_dead_lettered_with_the_reason() -> None:
             assert any(n["kind"] == "policy_refused" and "preset.backoff.type" in n["message"]
                        for n in record["notes"]), record["notes"]
     asyncio.run(main())
+
+
+def test_the_adoption_document_is_the_jobs_own_options() -> None:
+    def doc(opts: dict[str, Any]) -> Any:
+        text = ojs_bullmq.adoption_text(opts)
+        assert text is not None
+        return json.loads(text)["preset"]
+
+    assert doc({"attempts": 4, "backoff": {"type": "exponential", "delay": 2.5, "extra": 1}}) == {
+        "system": "bullmq", "runtime": "python", "attempts": 4, "backoff": {"type": "exponential", "delay": 2.5}}
+    assert doc({})["attempts"] == 0 and doc({})["backoff"] is None
+    assert ojs_bullmq.adoption_text(ojs_bullmq.job_options()) is None  # enqueued for the engine: the spec's defaults
+    # Values one dict key would confuse are never one cached document.
+    fixed = {"type": "fixed", "delay": 5}
+    assert doc({"attempts": True, "backoff": fixed})["attempts"] is True
+    assert type(doc({"attempts": 1, "backoff": fixed})["attempts"]) is int
+    with pytest.raises(PolicyError):
+        RetryPolicy(ojs_bullmq.adoption_text({"attempts": True, "backoff": fixed}))
