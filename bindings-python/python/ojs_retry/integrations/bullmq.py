@@ -159,6 +159,8 @@ class Processor:
     """The worker's processor: runs ``handler(job, token)`` and decides failures.
 
     ``ojs_retry_policy`` is the queue's default layer (a job's own layer goes over it);
+    with none, a job without a layer of its own keeps its BullMQ ``attempts`` /
+    ``backoff``, read through the ``bullmq`` preset (:func:`adoption_text`);
     ``listeners`` see every decision carried out; ``timeout_ms`` bounds each
     run (an overrun is a timed-out failure).
     """
