@@ -1,0 +1,183 @@
+"""The one-line adoption in the real queue: the same app — the same jobs,
+enqueued with the queue's own retry options, failing the same way — run
+once on the queue's own retries and once with the one line changed (RQ:
+``OjsWorker`` for ``rq.Worker``; Dramatiq: ``middleware_with_ojs_retries()``
+for the default middleware), on the same Redis at the same time, records the
+same timelines: the same runs, the same delays and the same end.
+
+The machinery (recorders, timelines, jitter pinned) is
+test_presets_in_queue's: there the job carried the preset; here nothing
+does — the integration reads the queue's own options through the preset.
+
+* RQ — ``Retry(max=3, interval=[1, 2])``, ``Retry(max=2, interval=1)``,
+  ``Retry(max=2)`` and no ``Retry`` (one run, then the FailedJobRegistry).
+  RQ is given ``delay_seconds(delay_ms, now)`` on the adopted side (whole
+  seconds, never early), so its decisions' ``delay_ms`` are compared.
+* Dramatiq — an actor with ``max_retries=3, min_backoff=100,
+  max_backoff=1000, throws=(Fatal,)``: a message on the actor's options, one
+  with its own ``max_retries=2, min_backoff=300, max_backoff=400`` (the cap),
+  one raising ``Fatal``, one a subclass of it; an actor with ``retry_when``
+  (no after two retries) and ``max_retries=0``, which Retries does not
+  consult. The native worker's ``random.random`` is pinned to the engine's
+  keyed sample (presets_dramatiq_worker).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import redis
+
+import dramatiq_adoption_worker as daw
+import presets_common as pc
+import test_presets_in_queue as tp
+import timeline_common as tc
+import timeline_dramatiq
+import timeline_rq
+from ojs_retry import RetryPolicy
+from ojs_retry.integrations.rq import delay_seconds
+
+# ---------------------------------------------------------------- RQ
+
+#: Each job's RQ ``Retry`` (None: enqueued without one).
+RQ_JOBS: dict[str, dict[str, Any] | None] = {
+    "rq-list": {"max": 3, "interval": [1, 2]},
+    "rq-const": {"max": 2, "interval": 1},
+    "rq-now": {"max": 2},
+    "rq-none": None,
+}
+#: RQ without ``Retry``: no retry, the FailedJobRegistry (RQ's ``handle_job_failure``).
+NO_RETRY = {"max_attempts": 1, "on_exhaustion": "dead_letter"}
+
+
+def test_rq_adoption_runs_like_rq_retry(redis_url: str) -> None:
+    from rq import Queue, Retry
+
+    from ojs_retry.integrations import POLICY_KEY
+    from ojs_retry.integrations.rq import ADOPTED_META_KEY, DEAD_LETTER_META_KEY
+
+    client = redis.Redis.from_url(redis_url)
+    tag = tp._tag()
+    native, adopted = tp.Mode(redis_url, "rq", "native"), tp.Mode(redis_url, "rq", "adopted")
+    # RQ's job keys are global (rq:job:<id>): each mode has ids of its own.
+    ids = {name: {native: f"n-{name}-{tag}", adopted: f"a-{name}-{tag}"} for name in RQ_JOBS}
+    for name, retry in RQ_JOBS.items():
+        for mode in (native, adopted):  # the app: RQ's own enqueue, the same both ways
+            options = {"retry": Retry(**retry)} if retry is not None else {}
+            Queue(mode.name, connection=client).enqueue(pc.fail, ids[name][mode], job_id=ids[name][mode], **options)
+
+    def start(mode: tp.Mode) -> list[Any]:
+        return mode.start([sys.executable, str(tc.HERE / "rq_adoption_worker.py"), mode.name, mode.mode])
+
+    tp._run_both(start, {mode: [i[mode] for i in ids.values()] for mode in (native, adopted)},
+                 lambda mode, _: timeline_rq.pending(client, mode.name))
+
+    for name, retry in RQ_JOBS.items():
+        n_id, a_id = ids[name][native], ids[name][adopted]
+        got_native = native.timeline(n_id, tp._rq_place(client, native.name, n_id))
+        got_adopted = adopted.timeline(a_id, tp._rq_place(client, adopted.name, a_id))
+        decisions = adopted.decisions(a_id)
+        retries = [e for e in adopted.rec.events(a_id) if e["kind"] == "retry"]
+        # RQ was given the engine's delay rounded up to its whole seconds (never early, RET-11) ...
+        assert [r["interval_s"] for r in retries] == \
+            [delay_seconds(d["delay_ms"], d["at_ms"]) for d in decisions if d["action"] == "retry"]
+        # ... so the adopted timeline is compared with the decisions' delay_ms.
+        steps = [(a, act, None if delay is None else decisions[a - 1]["delay_ms"]) for a, act, delay in got_adopted["steps"]]
+        assert got_native == {"runs": got_adopted["runs"], "steps": steps}, name
+        if retry is not None:
+            expected = tp._expected(RetryPolicy.preset("rq", retry), a_id, "FailedJobRegistry", "RuntimeError")
+            assert got_native == {k: expected[k] for k in ("runs", "steps")}, name
+            tp._check_engine_decisions(adopted, a_id, got_adopted, expected)
+        job = Queue(adopted.name, connection=client).fetch_job(a_id)
+        assert job is not None and POLICY_KEY not in job.meta, name  # nothing carried an OJS layer
+        assert job.meta[DEAD_LETTER_META_KEY]["decision"]["reason"] == "exhausted", name
+        # The policy it ran on: the rq preset of its Retry (RQ keeps the interval as a list);
+        # without one, a single attempt.
+        interval = (retry or {}).get("interval", 0)
+        ran_on = RetryPolicy(NO_RETRY) if retry is None else RetryPolicy.preset(
+            "rq", {"max": retry["max"], "interval": interval if isinstance(interval, list) else [interval]})
+        assert RetryPolicy(job.meta[ADOPTED_META_KEY]).to_json() == ran_on.to_json(), name
+    # RQ's own numbers: intervals[max(len - retries_left, 0)] s; a constant interval repeats;
+    # no interval: at once; no Retry: one run, then the FailedJobRegistry.
+    assert native.timeline(ids["rq-list"][native], "FailedJobRegistry")["steps"] == [
+        (1, "retry", 1000), (2, "retry", 1000), (3, "retry", 2000), (4, "FailedJobRegistry", None)]
+    assert native.timeline(ids["rq-const"][native], "FailedJobRegistry")["steps"] == [
+        (1, "retry", 1000), (2, "retry", 1000), (3, "FailedJobRegistry", None)]
+    assert native.timeline(ids["rq-now"][native], "FailedJobRegistry")["steps"] == [
+        (1, "retry", 0), (2, "retry", 0), (3, "FailedJobRegistry", None)]
+    assert native.timeline(ids["rq-none"][native], "FailedJobRegistry") == {
+        "runs": 1, "steps": [(1, "FailedJobRegistry", None)]}
+
+
+# ---------------------------------------------------------------- Dramatiq
+
+#: Each message: (actor, its own message options, its error type for the engine).
+DRAMATIQ_JOBS: dict[str, tuple[str, dict[str, Any], str]] = {
+    "dq-actor": ("plain", {}, "RuntimeError"),
+    "dq-cap": ("plain", {"max_retries": 2, "min_backoff": 300, "max_backoff": 400}, "RuntimeError"),
+    "dq-fatal": ("plain", {}, "presets_common.Fatal"),
+    "dq-child": ("plain", {}, "presets_common.Fatal"),
+    "dq-when": ("when", {}, "RuntimeError"),
+}
+
+
+def _dramatiq_formula(job: str, max_retries: int, min_backoff: int, max_backoff: int) -> list[Any]:
+    """Dramatiq's ``compute_backoff`` with u pinned: int(b·(1 + u)), b = min_backoff·2^c; above
+    max_backoff a second draw, int(max_backoff·(0.5 + 0.5u)); then ``.XQ``."""
+    steps: list[Any] = []
+    for n in range(1, max_retries + 1):
+        u = pc.keyed_u(job, n)
+        d = int(min_backoff * 2 ** (n - 1) * (1 + u))
+        steps.append((n, "retry", d if d <= max_backoff else int(max_backoff * (0.5 + 0.5 * u))))
+    return [*steps, (max_retries + 1, ".XQ", None)]
+
+
+def test_dramatiq_adoption_runs_like_dramatiq_retries(redis_url: str) -> None:
+    from ojs_retry.integrations.dramatiq import dead_letter_key
+
+    client = redis.Redis.from_url(redis_url)
+    tag = tp._tag()
+    jobs = {f"{name}-{tag}": spec for name, spec in DRAMATIQ_JOBS.items()}
+    native, adopted = tp.Mode(redis_url, "dramatiq", "native"), tp.Mode(redis_url, "dramatiq", "adopted")
+    for mode in (native, adopted):  # the app: Dramatiq's own actors and messages, the same both ways
+        broker = daw.make_broker(redis_url, mode.mode)
+        actors = dict(zip(("plain", "when"), daw.declare(broker, mode.name)))
+        for job, (actor, options, _) in jobs.items():
+            broker.enqueue(actors[actor].message_with_options(args=(job,), **options).copy(message_id=job))
+
+    def start(mode: tp.Mode) -> list[Any]:
+        return mode.start([sys.executable, str(tc.HERE / "dramatiq_adoption_worker.py"), mode.name, mode.mode])
+
+    tp._run_both(start, {native: list(jobs), adopted: list(jobs)},
+                 lambda mode, _: timeline_dramatiq.pending(client, mode.name))
+
+    n_xq, a_xq = tp._xq_ids(client, native.name), tp._xq_ids(client, adopted.name)
+    for job, (actor, options, error_type) in jobs.items():
+        got_native = native.timeline(job, ".XQ" if job in n_xq else "acknowledged")
+        got_adopted = adopted.timeline(job, ".XQ" if job in a_xq else "acknowledged")
+        assert got_native == got_adopted, job
+        decisions = adopted.decisions(job)
+        assert [(d["attempt"], d["action"], d["delay_ms"]) for d in decisions][:-1] == \
+            [s for s in got_native["steps"] if s[1] == "retry"], job
+        assert (decisions[-1]["action"], len(decisions)) == ("dead_letter", got_native["runs"]), job
+        if actor == "plain" and "fatal" not in job and "child" not in job:
+            opts = {**daw.ACTOR_OPTIONS, **options}
+            expected = tp._expected(RetryPolicy.preset("dramatiq", opts), job, ".XQ", error_type)
+            assert got_adopted == {k: expected[k] for k in ("runs", "steps")}, job
+    # Dramatiq's own numbers, worked by hand with the pinned sample.
+    by_name = {name: f"{name}-{tag}" for name in DRAMATIQ_JOBS}
+    assert native.timeline(by_name["dq-actor"], ".XQ")["steps"] == _dramatiq_formula(by_name["dq-actor"], 3, 100, 1000)
+    assert native.timeline(by_name["dq-cap"], ".XQ")["steps"] == _dramatiq_formula(by_name["dq-cap"], 2, 300, 400)
+    # throws (the class and a subclass): failed at once; retry_when: no at retries == 2, max_retries=0 unread.
+    assert native.timeline(by_name["dq-fatal"], ".XQ")["steps"] == [(1, ".XQ", None)]
+    assert native.timeline(by_name["dq-child"], ".XQ")["steps"] == [(1, ".XQ", None)]
+    assert native.timeline(by_name["dq-when"], ".XQ")["steps"] == \
+        _dramatiq_formula(by_name["dq-when"], daw.WHEN_RETRIES, 200, 1000)
+    reasons = {job: adopted.decisions(job)[-1]["reason"] for job in jobs}
+    assert reasons == {by_name["dq-actor"]: "exhausted", by_name["dq-cap"]: "exhausted",
+                       by_name["dq-fatal"]: "non_retryable", by_name["dq-child"]: "non_retryable",
+                       by_name["dq-when"]: "handler_code"}
+    records = [json.loads(r) for r in client.lrange(dead_letter_key(adopted.name), 0, -1)]
+    assert sorted(r["job_id"] for r in records) == sorted(jobs)
