@@ -5,6 +5,10 @@ once on the queue's own retries and once with the one line changed (RQ:
 for the default middleware), on the same Redis at the same time, records the
 same timelines: the same runs, the same delays and the same end.
 
+The docs' adoption blocks (docs/integrations.md, marked run by this file)
+run here too, each on a Redis database of its own: before and after differ
+in one line besides imports, and each does what the doc says of it.
+
 The machinery (recorders, timelines, jitter pinned) is
 test_presets_in_queue's: there the job carried the preset; here nothing
 does — the integration reads the queue's own options through the preset.
@@ -24,13 +28,23 @@ does — the integration reads the queue's own options through the preset.
 
 from __future__ import annotations
 
+import difflib
 import json
+import os
+import subprocess
 import sys
+import types
+import uuid
+from datetime import datetime
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import pytest
 import redis
 
 import dramatiq_adoption_worker as daw
+import fences
 import presets_common as pc
 import test_presets_in_queue as tp
 import timeline_common as tc
@@ -181,3 +195,129 @@ def test_dramatiq_adoption_runs_like_dramatiq_retries(redis_url: str) -> None:
                        by_name["dq-when"]: "handler_code"}
     records = [json.loads(r) for r in client.lrange(dead_letter_key(adopted.name), 0, -1)]
     assert sorted(r["job_id"] for r in records) == sorted(jobs)
+
+
+# ---------------------------------------------------------------- the docs' blocks
+
+RUNNER = "tests/queues/python/test_adoption_rq_dramatiq.py"
+
+
+def _blocks(heading: str) -> list[fences.Block]:
+    return [b for b, _ in fences.run_by(RUNNER) if b.heading == heading]
+
+
+def _one_line(before: fences.Block, after: fences.Block) -> str:
+    """The one line ``after`` changes in ``before``, imports aside."""
+    diff = [d for d in difflib.ndiff(before.code.splitlines(), after.code.splitlines()) if d[:2] in ("- ", "+ ")]
+    changed = [d for d in diff if not d[2:].startswith(("from ", "import "))]
+    assert len(changed) == 2 and changed[0][0] == "-" and changed[1][0] == "+", (after.where, diff)
+    assert changed[1].endswith("# the one line"), after.where
+    return changed[1][2:]
+
+
+def _exec(block: fences.Block, replacements: dict[str, str]) -> dict[str, Any]:
+    code = block.code
+    for old, new in replacements.items():
+        assert old in code, (block.where, old)
+        code = code.replace(old, new)
+    module = types.ModuleType(f"docs_adoption_{block.line}_{uuid.uuid4().hex[:6]}")
+    sys.modules[module.__name__] = module  # RQ's work horse imports the job by name
+    exec(compile(code, block.where, "exec"), module.__dict__)  # noqa: S102
+    return module.__dict__
+
+
+def _db(redis_url: str, n: int) -> tuple[str, redis.Redis]:
+    url = urlsplit(redis_url)._replace(path=f"/{n}").geturl()
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    return url, client
+
+
+def test_rq_docs_adoption_blocks(redis_url: str, tmp_path: Path) -> None:
+    """Before: RQ schedules the retry itself (``retries_left`` 3 -> 2). After: the engine does,
+    10 s on the preset of the job's Retry. The command line runs ``OjsWorker`` (a job with
+    ``Retry(max=1)``: two runs, then the FailedJobRegistry with its record). Moving: the job
+    carries its layer, the worker class its defaults, and a run schedules the job's retry."""
+    from rq import Queue, Retry
+    from rq.registry import FailedJobRegistry, ScheduledJobRegistry
+
+    from ojs_retry.integrations import POLICY_KEY, STATE_KEY
+    from ojs_retry.integrations.rq import ADOPTED_META_KEY, ATTEMPTS_META_KEY, DEAD_LETTER_META_KEY
+
+    before, after, command, move = _blocks("RQ (`ojs_retry.integrations.rq`)")
+    assert _one_line(before, after).startswith("OjsWorker(")
+    url, client = _db(redis_url, 11)
+    try:
+        for block, mode in ((before, "native"), (after, "adopted")):
+            ns = _exec(block, {"Redis()": f"Redis.from_url({url!r})", '"shop"': f'"shop-{mode}"',
+                               "work(with_scheduler=True)": "work(with_scheduler=True, burst=True)"})
+            [job] = [ns["queue"].fetch_job(i) for i in ScheduledJobRegistry(queue=ns["queue"]).get_job_ids()]
+            if mode == "native":
+                assert job.retries_left == 2
+                continue
+            assert json.loads(job.meta[ADOPTED_META_KEY]) == \
+                {"preset": {"system": "rq", "max": 3, "interval": [10, 30, 60]}}
+            state = json.loads(job.meta[STATE_KEY])
+            waited = datetime.fromisoformat(state["next_retry_at"]) - datetime.fromisoformat(
+                state["errors"][0]["timestamp"])
+            assert waited.total_seconds() == 10, state
+        # The command line, on a job of a module of its own.
+        (tmp_path / "adoption_jobs.py").write_text("def fail():\n    raise ConnectionError('down')\n")
+        sys.path.insert(0, str(tmp_path))
+        try:
+            queue = Queue("shop-cli", connection=client)
+            job = queue.enqueue("adoption_jobs.fail", retry=Retry(max=1))
+        finally:
+            sys.path.remove(str(tmp_path))
+        args = [a if a != "shop" else "shop-cli" for a in command.code.split()]
+        assert args[:2] == ["rq", "worker"], command.where
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+        done = subprocess.run([sys.executable, "-m", "rq.cli", *args[1:], "--url", url, "--burst"], env=env,
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        assert FailedJobRegistry(queue=queue).get_job_ids() == [job.id], done.stderr
+        job.refresh()
+        assert job.meta[ATTEMPTS_META_KEY] == 2
+        assert job.meta[DEAD_LETTER_META_KEY]["decision"]["reason"] == "exhausted"
+        # Moving the job, and the queue.
+        ns = _exec(move, {"Redis()": f"Redis.from_url({url!r})"})
+        queue = ns["queue"]
+        [job] = [queue.fetch_job(i) for i in queue.job_ids]
+        assert json.loads(job.meta[POLICY_KEY]) == {"max_attempts": 5, "initial_interval": "PT10S"}
+        ns["ShopWorker"]([queue], connection=queue.connection).work(with_scheduler=True, burst=True)
+        assert ScheduledJobRegistry(queue=queue).get_job_ids() == [job.id]
+        job.refresh()
+        assert ADOPTED_META_KEY not in job.meta and job.meta[ATTEMPTS_META_KEY] == 1
+    finally:
+        client.flushdb()
+
+
+def test_dramatiq_docs_adoption_blocks(redis_url: str) -> None:
+    """Before and after build the same middleware but ``OjsRetries`` in ``Retries``' place; the
+    after block's actors keep their options (a bad one is refused where declared). Moving: the
+    message sent with its layer carries it."""
+    import dramatiq
+    from dramatiq.message import Message
+    from dramatiq.middleware import Retries
+
+    from ojs_retry.integrations.dramatiq import OjsRetries, PolicyRefused
+
+    before, after, move = _blocks("Dramatiq (`ojs_retry.integrations.dramatiq`)")
+    assert _one_line(before, after).startswith("broker = RedisBroker(")
+    url, client = _db(redis_url, 12)
+    previous = dramatiq.get_broker()
+    try:
+        native, adopted = (_exec(b, {'"redis://127.0.0.1:6379/0"': repr(url)})["broker"] for b in (before, after))
+        assert [type(m) for m in adopted.middleware] == \
+            [OjsRetries if t is Retries else t for t in map(type, native.middleware)]
+        assert adopted.get_actor("charge").options["max_retries"] == 5
+        with pytest.raises(PolicyRefused) as refused:
+            dramatiq.actor(lambda: None, actor_name="bad", broker=adopted, max_retries=-1)
+        assert refused.value.error.path == "preset.max_retries"
+        _exec(move, {'"redis://127.0.0.1:6379/0"': repr(url)})
+        sent = [Message.decode(raw) for raw in client.hgetall("dramatiq:default.msgs").values()]
+        assert [(m.actor_name, m.args, m.options["ojs_retry_policy"]) for m in sent] == [
+            ("refund", (7,), '{"max_attempts":2}')]
+    finally:
+        dramatiq.set_broker(previous)
+        client.flushdb()
