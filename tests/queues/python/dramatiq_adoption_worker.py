@@ -85,4 +85,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # Run as the module, so that FatalChild's type is dramatiq_adoption_worker.FatalChild.
+    import dramatiq_adoption_worker
+
+    dramatiq_adoption_worker.main()

@@ -20,7 +20,8 @@ does — the integration reads the queue's own options through the preset.
 * Dramatiq — an actor with ``max_retries=3, min_backoff=100,
   max_backoff=1000, throws=(Fatal,)``: a message on the actor's options, one
   with its own ``max_retries=2, min_backoff=300, max_backoff=400`` (the cap),
-  one raising ``Fatal``, one a subclass of it; an actor with ``retry_when``
+  one raising ``Fatal``, one a subclass of it (matched by the failure's
+  ancestors, as Dramatiq's ``isinstance``); an actor with ``retry_when``
   (no after two retries) and ``max_retries=0``, which Retries does not
   consult. The native worker's ``random.random`` is pinned to the engine's
   keyed sample (presets_dramatiq_worker).
@@ -193,8 +194,14 @@ def test_dramatiq_adoption_runs_like_dramatiq_retries(redis_url: str) -> None:
     assert reasons == {by_name["dq-actor"]: "exhausted", by_name["dq-cap"]: "exhausted",
                        by_name["dq-fatal"]: "non_retryable", by_name["dq-child"]: "non_retryable",
                        by_name["dq-when"]: "handler_code"}
-    records = [json.loads(r) for r in client.lrange(dead_letter_key(adopted.name), 0, -1)]
-    assert sorted(r["job_id"] for r in records) == sorted(jobs)
+    records = {r["job_id"]: r for r in map(json.loads, client.lrange(dead_letter_key(adopted.name), 0, -1))}
+    assert sorted(records) == sorted(jobs)
+    # throws: the class and its subclass match the listed type (the subclass by its ancestors, as
+    # Dramatiq's isinstance), each recorded under its own type.
+    for name, own_type in (("dq-fatal", "presets_common.Fatal"), ("dq-child", "dramatiq_adoption_worker.FatalChild")):
+        record = records[by_name[name]]
+        assert record["decision"]["matched_pattern"] == "presets_common.Fatal", name
+        assert [e["type"] for e in record["retry_state"]["errors"]] == [own_type], name
 
 
 # ---------------------------------------------------------------- the docs' blocks

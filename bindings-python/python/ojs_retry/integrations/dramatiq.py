@@ -35,7 +35,9 @@ What it maps:
   the actor's ``throws`` is a non-retryable match: the listed classes' types
   are added to the actor's ``non_retryable_errors``, and an instance of a
   subclass is recorded under the listed class's type (Dramatiq matches with
-  ``isinstance``, the engine matches type strings);
+  ``isinstance``, ``non_retryable_errors`` the type alone); adopted, the
+  ``dramatiq`` preset's ``throws`` matches a subclass by the failure's
+  ancestors, and it is recorded under its own type;
 * an attempt whose worker died (the broker redelivers the message with
   ``retries`` unchanged) is decided as a timed-out attempt before anything
   runs again. It is found by a run mark — ``add`` on a Dramatiq
@@ -330,11 +332,14 @@ class OjsRetries(_Middleware):  # type: ignore[misc]
     def _failure(self, broker: Any, message: Any, exception: BaseException) -> Failure:
         failure = failure_from_exception(exception, timeout_types=self.timeout_types)
         options = broker.get_actor(message.actor_name).options
+        adopted = self._adopted(options, message.options)
         thrown = [c for c in _throws(options) if isinstance(exception, c)]
         if thrown:
-            return dataclasses.replace(failure, type=error_type_of(thrown[0]))
+            # The preset matches a subclass by the failure's ancestors; a
+            # plain policy's non_retryable_errors match its type alone.
+            return failure if adopted else dataclasses.replace(failure, type=error_type_of(thrown[0]))
         retry_when = options.get("retry_when")
-        if retry_when is not None and failure.code is None and self._adopted(options, message.options) and \
+        if retry_when is not None and failure.code is None and adopted and \
                 not retry_when(int(message.options.get("retries", 0)), exception):
             # Retries' answer: the message fails (Retries asks before it
             # counts the attempt, and only for what ``throws`` lets through).
