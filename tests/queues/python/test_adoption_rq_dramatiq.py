@@ -99,7 +99,8 @@ def test_rq_adoption_runs_like_rq_retry(redis_url: str) -> None:
         assert [r["interval_s"] for r in retries] == \
             [delay_seconds(d["delay_ms"], d["at_ms"]) for d in decisions if d["action"] == "retry"]
         # ... so the adopted timeline is compared with the decisions' delay_ms.
-        steps = [(a, act, None if delay is None else decisions[a - 1]["delay_ms"]) for a, act, delay in got_adopted["steps"]]
+        steps = [(a, act, None if delay is None else decisions[a - 1]["delay_ms"])
+                 for a, act, delay in got_adopted["steps"]]
         assert got_native == {"runs": got_adopted["runs"], "steps": steps}, name
         if retry is not None:
             expected = tp._expected(RetryPolicy.preset("rq", retry), a_id, "FailedJobRegistry", "RuntimeError")
