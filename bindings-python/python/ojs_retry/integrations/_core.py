@@ -56,7 +56,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from .. import Decision, HandlerCode, Outcome, PolicyLayer, RetryPolicy, run_transaction
 
@@ -381,7 +381,7 @@ def transact(
     return run_transaction(
         attempt,
         key=key,
-        defaults=defaults,
+        defaults=_built(defaults) if layer is None and _short_text(defaults) else defaults,
         layer=layer,
         state=state,
         history_limit=HISTORY_LIMIT,
@@ -390,6 +390,23 @@ def transact(
         now=now if now is not None else now_ms(),
         **failure.as_kwargs(),
     )
+
+
+def _short_text(defaults: object) -> TypeGuard[str]:
+    return isinstance(defaults, str) and len(defaults) <= 4096
+
+
+@functools.lru_cache(maxsize=256)
+def _built(text: str) -> RetryPolicy | str:
+    """The policy of a short defaults text (an adoption preset, a queue's
+    defaults), built once (at most 256 of them, 4 KiB each, are kept): the
+    engine takes a built policy as it is, where it would read the text on
+    every failure. A text it refuses stays text, for the transaction to
+    note."""
+    try:
+        return RetryPolicy(text)
+    except ValueError:
+        return text
 
 
 @dataclass(frozen=True)
