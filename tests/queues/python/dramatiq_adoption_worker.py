@@ -13,14 +13,10 @@ nack into ``.XQ``).
 from __future__ import annotations
 
 import os
-import random
-import signal
 import sys
-import threading
 from typing import Any
 
 import dramatiq
-from dramatiq import Worker
 from dramatiq.brokers.redis import RedisBroker
 
 from ojs_retry.integrations.dramatiq import middleware_with_ojs_retries
@@ -71,17 +67,10 @@ def declare(broker: RedisBroker, queue: str) -> tuple[Any, Any]:
 def main() -> None:
     queue, mode = sys.argv[1], sys.argv[2]
     if mode == "native":
-        random.random = pdw._pinned_random
-        random._inst.random = pdw._pinned_random  # type: ignore[attr-defined]  # what random.uniform calls
+        pdw.pin_random()
     broker = make_broker(os.environ[pc.ENV_REDIS], mode)
     declare(broker, queue)
-    broker.emit_after("process_boot")
-    worker = Worker(broker, worker_threads=1, worker_timeout=100)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    worker.start()
-    stop.wait()
-    worker.stop()
+    pdw.serve(broker)
 
 
 if __name__ == "__main__":

@@ -9,32 +9,22 @@ starts promptly. Stops on SIGTERM.
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import threading
 
 import dramatiq_app
-from dramatiq import Worker
+from presets_dramatiq_worker import serve
 
 
 def main() -> None:
     broker = dramatiq_app.broker_for()
     dramatiq_app.declare(sys.argv[1], broker)
-    # What the dramatiq CLI does in each process: TimeLimit starts its timer here.
-    broker.emit_after("process_boot")
-    worker = Worker(broker, worker_threads=1, worker_timeout=100)
     # One message prefetched per thread, what the environment variable
     # dramatiq_queue_prefetch=1 sets (docs/integrations.md: on RabbitMQ a
     # redelivered message is a lost attempt; a message prefetched but not
     # started would be counted as one); OJS_DRAMATIQ_PREFETCH for the test
-    # that pins that.
-    worker.queue_prefetch = int(os.environ.get("OJS_DRAMATIQ_PREFETCH", "1"))
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    worker.start()
-    stop.wait()
-    worker.stop()
-
+    # that pins that. serve emits process_boot, what the dramatiq CLI does
+    # in each process (TimeLimit starts its timer there).
+    serve(broker, prefetch=int(os.environ.get("OJS_DRAMATIQ_PREFETCH", "1")))
 
 if __name__ == "__main__":
     main()

@@ -87,20 +87,32 @@ def declare(broker: RedisBroker, queue: str, mode: str) -> Any:
     return dramatiq.actor(scenario, broker=broker, actor_name=f"presets_{queue}", queue_name=queue, **options)
 
 
-def main() -> None:
-    queue, mode = sys.argv[1], sys.argv[2]
-    if mode == "native":
-        random.random = _pinned_random
-        random._inst.random = _pinned_random  # type: ignore[attr-defined]  # what random.uniform calls
-    broker = make_broker(os.environ[pc.ENV_REDIS], mode)
-    declare(broker, queue, mode)
+def pin_random() -> None:
+    """Dramatiq's draws take the engine's keyed sample (see _pinned_random)."""
+    random.random = _pinned_random
+    random._inst.random = _pinned_random  # type: ignore[attr-defined]  # what random.uniform calls
+
+
+def serve(broker: Any, prefetch: int | None = None) -> None:
+    """Runs one worker thread on ``broker`` until SIGTERM."""
     broker.emit_after("process_boot")
     worker = Worker(broker, worker_threads=1, worker_timeout=100)
+    if prefetch is not None:
+        worker.queue_prefetch = prefetch
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     worker.start()
     stop.wait()
     worker.stop()
+
+
+def main() -> None:
+    queue, mode = sys.argv[1], sys.argv[2]
+    if mode == "native":
+        pin_random()
+    broker = make_broker(os.environ[pc.ENV_REDIS], mode)
+    declare(broker, queue, mode)
+    serve(broker)
 
 
 if __name__ == "__main__":
