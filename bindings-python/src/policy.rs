@@ -247,12 +247,13 @@ impl PyRetryPolicy {
     /// Retry, discard or dead-letter after attempt ``attempt`` (1-based)
     /// failed, with the failure's fields as keywords. ``now``: epoch ms
     /// (default: the system clock).
-    #[pyo3(signature = (attempt, *, r#type=None, code=None, timed_out=None, message=None, details=None, now=None, u=None, seed=None, key=None))]
+    #[pyo3(signature = (attempt, *, r#type=None, ancestors=None, code=None, timed_out=None, message=None, details=None, now=None, u=None, seed=None, key=None))]
     #[allow(clippy::too_many_arguments)] // the Python keyword signature
     fn decide(
         &self,
         attempt: &Bound<'_, PyAny>,
         r#type: Option<&Bound<'_, PyAny>>,
+        ancestors: Option<&Bound<'_, PyAny>>,
         code: Option<&Bound<'_, PyAny>>,
         timed_out: Option<&Bound<'_, PyAny>>,
         message: Option<&Bound<'_, PyAny>>,
@@ -266,6 +267,7 @@ impl PyRetryPolicy {
         let fields = FailureArgs {
             attempt: Some(attempt),
             r#type,
+            ancestors,
             code,
             timed_out,
             message,
@@ -304,6 +306,7 @@ impl PyRetryPolicy {
 pub(crate) struct FailureArgs<'a, 'py> {
     pub(crate) attempt: Option<&'a Bound<'py, PyAny>>,
     pub(crate) r#type: Option<&'a Bound<'py, PyAny>>,
+    pub(crate) ancestors: Option<&'a Bound<'py, PyAny>>,
     pub(crate) code: Option<&'a Bound<'py, PyAny>>,
     pub(crate) timed_out: Option<&'a Bound<'py, PyAny>>,
     pub(crate) message: Option<&'a Bound<'py, PyAny>>,
@@ -321,6 +324,7 @@ impl FailureArgs<'_, '_> {
     /// order the core keeps an object's keys in.
     pub(crate) fn read(&self) -> PyResult<FailureDoc> {
         let fields = [
+            ("ancestors", self.ancestors),
             ("attempt", self.attempt),
             ("code", self.code),
             ("details", self.details),
@@ -372,11 +376,13 @@ impl PyDecision {
     fn handler_code(&self) -> Option<&'static str> {
         self.inner.handler_code.map(HandlerCode::as_str)
     }
-    /// The non-retryable entry that matched, when ``reason`` is ``"non_retryable"``.
+    /// The non-retryable entry that matched, when ``reason`` is
+    /// ``"non_retryable"`` (``None`` there for a type outside a preset's list
+    /// of retried types, Celery's ``autoretry_for``).
     #[getter]
     fn matched_pattern(&self) -> Option<&str> {
         match &self.inner.reason {
-            Reason::NonRetryable { pattern } => Some(pattern),
+            Reason::NonRetryable { pattern } => pattern.as_deref(),
             _ => None,
         }
     }

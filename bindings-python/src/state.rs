@@ -115,13 +115,14 @@ impl PyRetryState {
     /// Records that an attempt failed — by default the next one — and
     /// returns the decision (the state advances or becomes terminal). The
     /// failure's fields are those of ``RetryPolicy.decide``.
-    #[pyo3(signature = (policy, attempt=None, *, r#type=None, code=None, timed_out=None, message=None, details=None, now=None, u=None, seed=None, key=None))]
+    #[pyo3(signature = (policy, attempt=None, *, r#type=None, ancestors=None, code=None, timed_out=None, message=None, details=None, now=None, u=None, seed=None, key=None))]
     #[allow(clippy::too_many_arguments)] // the Python keyword signature
     fn record_failure(
         &self,
         policy: PyRef<'_, PyRetryPolicy>,
         attempt: Option<&Bound<'_, PyAny>>,
         r#type: Option<&Bound<'_, PyAny>>,
+        ancestors: Option<&Bound<'_, PyAny>>,
         code: Option<&Bound<'_, PyAny>>,
         timed_out: Option<&Bound<'_, PyAny>>,
         message: Option<&Bound<'_, PyAny>>,
@@ -136,6 +137,7 @@ impl PyRetryState {
         let doc = FailureArgs {
             attempt,
             r#type,
+            ancestors,
             code,
             timed_out,
             message,

@@ -142,7 +142,7 @@ impl PyOutcome {
 /// dropped, a state that cannot be read or disagrees with the counter
 /// rebased — each listed in ``notes``. ``state_json`` always reads back.
 #[pyfunction]
-#[pyo3(signature = (attempt, *, key, defaults=None, layer=None, state=None, r#type=None, code=None, timed_out=false, message=None, details=None, now=None, history_limit=10, queue="", job=None))]
+#[pyo3(signature = (attempt, *, key, defaults=None, layer=None, state=None, r#type=None, ancestors=None, code=None, timed_out=false, message=None, details=None, now=None, history_limit=10, queue="", job=None))]
 #[allow(clippy::too_many_arguments)] // the Python keyword signature
 pub(crate) fn run_transaction(
     py: Python<'_>,
@@ -152,6 +152,7 @@ pub(crate) fn run_transaction(
     layer: Option<&Bound<'_, PyAny>>,
     state: Option<&Bound<'_, PyAny>>,
     r#type: Option<&Bound<'_, PyAny>>,
+    ancestors: Option<&Bound<'_, PyAny>>,
     code: Option<&Bound<'_, PyAny>>,
     timed_out: bool,
     message: Option<&Bound<'_, PyAny>>,
@@ -171,6 +172,7 @@ pub(crate) fn run_transaction(
     t.job = self::details(job)?;
     t.failure = FailureReport {
         error_type: lossy(r#type, "type")?,
+        ancestors: self::details(ancestors)?,
         code: lossy(code, "code")?,
         timed_out,
         message: lossy(message, "message")?,

@@ -283,6 +283,9 @@ static FAILURE_KW: [LazyId; 9] = [
     LazyId::new("key"),
 ];
 
+/// The failure keyword past the first nine.
+static ANCESTORS_KW: [LazyId; 1] = [LazyId::new("ancestors")];
+
 /// The jitter keywords of `delay`, `schedule` and `jitter_sample`.
 static JITTER_KW: [LazyId; 3] = [LazyId::new("u"), LazyId::new("seed"), LazyId::new("key")];
 
@@ -295,7 +298,12 @@ pub(crate) fn ids<const N: usize>(ruby: &Ruby, names: &[LazyId; N]) -> [Id; N] {
 /// `seed`, `key`.
 pub(crate) fn failure_kw(ruby: &Ruby, kw: RHash) -> Result<FailureKw, Error> {
     let none: [Id; 0] = [];
-    Ok(get_kwargs::<_, (), FailureKw, ()>(kw, &none, &ids(ruby, &FAILURE_KW))?.optional)
+    // magnus reads at most nine optional keywords at a time: `ancestors`
+    // is read from the rest.
+    let first = get_kwargs::<_, (), FailureKw9, RHash>(kw, &none, &ids(ruby, &FAILURE_KW))?;
+    let more =
+        get_kwargs::<_, (), (Option<Value>,), ()>(first.splat, &none, &ids(ruby, &ANCESTORS_KW))?;
+    Ok((first.optional, more.optional.0))
 }
 
 /// The jitter keywords `u`, `seed`, `key`.
@@ -304,7 +312,10 @@ pub(crate) fn jitter_kw(ruby: &Ruby, kw: RHash) -> Result<JitterKw, Error> {
     Ok(get_kwargs::<_, (), JitterKw, ()>(kw, &none, &ids(ruby, &JITTER_KW))?.optional)
 }
 
-pub(crate) type FailureKw = (
+/// [`FAILURE_KW`]'s values, and `ancestors`.
+pub(crate) type FailureKw = (FailureKw9, Option<Value>);
+
+pub(crate) type FailureKw9 = (
     Option<Value>,
     Option<Value>,
     Option<Value>,
@@ -319,11 +330,12 @@ pub(crate) type FailureKw = (
 type Named = (&'static str, Option<Value>);
 
 /// [`FAILURE_KW`]'s values as the failure's fields and the call's options.
-pub(crate) fn split_failure(kw: &FailureKw) -> ([Named; 5], [Named; 4]) {
-    let (r#type, code, timed_out, message, details, now, u, seed, key) = *kw;
+pub(crate) fn split_failure(kw: &FailureKw) -> ([Named; 6], [Named; 4]) {
+    let ((r#type, code, timed_out, message, details, now, u, seed, key), ancestors) = *kw;
     (
         [
             ("type", r#type),
+            ("ancestors", ancestors),
             ("code", code),
             ("timed_out", timed_out),
             ("message", message),
@@ -352,7 +364,7 @@ impl Decision {
     }
     pub(crate) fn matched_pattern(&self) -> Option<&str> {
         match &self.inner.reason {
-            Reason::NonRetryable { pattern } => Some(pattern),
+            Reason::NonRetryable { pattern } => pattern.as_deref(),
             _ => None,
         }
     }

@@ -133,17 +133,18 @@ static KW: [LazyId; 9] = [
     LazyId::new("details"),
     LazyId::new("now"),
 ];
-static MORE_KW: [LazyId; 3] = [
+static MORE_KW: [LazyId; 4] = [
     LazyId::new("history_limit"),
     LazyId::new("queue"),
     LazyId::new("job"),
+    LazyId::new("ancestors"),
 ];
 
 type Opt = Option<Value>;
 type Kw = (Opt, Opt, Opt, Opt, Opt, Opt, Opt, Opt, Opt);
 
 /// `OjsRetry.run_transaction(attempt, key:, defaults: nil, layer: nil,
-/// state: nil, type: nil, code: nil, timed_out: false, message: nil,
+/// state: nil, type: nil, ancestors: nil, code: nil, timed_out: false, message: nil,
 /// details: nil, now: nil, history_limit: 10, queue: "", job: nil)`: what a
 /// queue knows when a job fails, to an `OjsRetry::Outcome` (see
 /// `lib/ojs_retry.rb`). `attempt` is the queue's own counter (the attempt
@@ -159,8 +160,9 @@ pub(crate) fn run_transaction(ruby: &Ruby, args: &[Value]) -> Result<Value, Erro
     let (key,) = kw.required;
     let (defaults, layer, state, r#type, code, timed_out, message, details, now) = kw.optional;
     let none: [magnus::value::Id; 0] = [];
-    let more = get_kwargs::<_, (), (Opt, Opt, Opt), ()>(kw.splat, &none, &ids(ruby, &MORE_KW))?;
-    let (limit, queue, job) = more.optional;
+    let more =
+        get_kwargs::<_, (), (Opt, Opt, Opt, Opt), ()>(kw.splat, &none, &ids(ruby, &MORE_KW))?;
+    let (limit, queue, job, ancestors) = more.optional;
     let defaults = self::defaults(ruby, defaults)?;
     let key = lossy(ruby, Some(key), "key")?.unwrap_or_default();
     let queue = lossy(ruby, queue, "queue")?.unwrap_or_default();
@@ -179,6 +181,7 @@ pub(crate) fn run_transaction(ruby: &Ruby, args: &[Value]) -> Result<Value, Erro
     t.job = value(ruby, job)?;
     t.failure = FailureReport {
         error_type: lossy(ruby, r#type, "type")?,
+        ancestors: value(ruby, ancestors)?,
         code: lossy(ruby, code, "code")?,
         timed_out: flag(ruby, timed_out)?,
         message: lossy(ruby, message, "message")?,

@@ -63,7 +63,7 @@ export interface Raw {
   reservationHeartbeat(reservation: Handle, now: unknown, ctx: unknown): number
   reservationIsExpired(reservation: Handle, now: unknown, ctx: unknown): boolean
   transactionRun(
-    attempt: unknown, defaults: unknown, layer: unknown, state: unknown, details: unknown, job: unknown,
+    attempt: unknown, defaults: unknown, layer: unknown, state: unknown, details: unknown, ancestors: unknown, job: unknown,
     now: unknown, historyLimit: unknown, key: string, queue: string | undefined, type: string | undefined,
     code: string | undefined, timedOut: boolean | undefined, message: string | undefined,
     clock: number, ctx: unknown, out: unknown,

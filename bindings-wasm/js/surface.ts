@@ -74,6 +74,8 @@ export interface Failure {
   attempt?: number | null
   /** Dot-namespaced error type, matched against `non_retryable_errors`. */
   type?: string | null
+  /** The error type's base types, nearest first: a preset's rules match them as its system matches by class (at most 64). */
+  ancestors?: readonly string[] | null
   code?: HandlerCode | null
   /** The reservation's visibility timeout expired. */
   timedOut?: boolean | null
@@ -93,6 +95,8 @@ export interface TransactionOptions {
   state?: unknown
   /** The failure's error type (dot-namespaced). */
   type?: string | null
+  /** The error type's base types, nearest first (trimmed with a note when unusable). */
+  ancestors?: readonly string[] | null
   /** The handler code as the handler spelled it. */
   code?: string | null
   /** The reservation's visibility timeout expired. */

@@ -16,7 +16,7 @@ const ObjectPrototype = Object.prototype
 
 /** The options `runTransaction` takes. */
 const KNOWN = [
-  'key', 'defaults', 'layer', 'state', 'type', 'code', 'timedOut', 'message', 'details', 'now', 'historyLimit',
+  'key', 'defaults', 'layer', 'state', 'type', 'ancestors', 'code', 'timedOut', 'message', 'details', 'now', 'historyLimit',
   'queue', 'job',
 ]
 const EXPECTED = KNOWN.map((k) => `"${k}"`).join(', ')
@@ -113,7 +113,7 @@ export function transactor(d: TransactionDeps) {
     let pattern: string | null | undefined
     try {
       const json = d.raw.transactionRun(
-        attempt, layers(o['defaults']), carried(o['layer']), carried(o['state']), o['details'], o['job'],
+        attempt, layers(o['defaults']), carried(o['layer']), carried(o['state']), o['details'], o['ancestors'], o['job'],
         nullable(o['now']), nullable(o['historyLimit']), key, queue, type, code,
         (t as boolean | null | undefined) ?? undefined, message, d.clock(), d.readers, d.out,
       )

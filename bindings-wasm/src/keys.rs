@@ -16,9 +16,10 @@ use crate::fw::Core;
 
 /// The keys of a failure object: as JavaScript spells them, and as the
 /// engine does.
-const FAILURE_KEYS: [(&str, &str); 6] = [
+const FAILURE_KEYS: [(&str, &str); 7] = [
     ("attempt", "attempt"),
     ("type", "type"),
+    ("ancestors", "ancestors"),
     ("code", "code"),
     ("timedOut", "timed_out"),
     ("message", "message"),
@@ -26,7 +27,7 @@ const FAILURE_KEYS: [(&str, &str); 6] = [
 ];
 
 /// What an unknown key's fault lists.
-const FAILURE_EXPECTED: &str = "attempt, type, code, timedOut, message or details";
+const FAILURE_EXPECTED: &str = "attempt, type, ancestors, code, timedOut, message or details";
 
 /// Reads a failure object the caller passed (JS spelling) with the core's
 /// reader of failures, its faults in the caller's key order as the core

@@ -81,7 +81,7 @@ pub(crate) fn decision(d: &Decision, mut out: fw::Slots) -> Core<Option<String>>
     ];
     fw::write_f64s(&mut out, &values);
     Ok(match &d.reason {
-        Reason::NonRetryable { pattern } => Some(pattern.clone()),
+        Reason::NonRetryable { pattern } => pattern.clone(),
         _ => None,
     })
 }

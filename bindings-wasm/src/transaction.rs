@@ -110,6 +110,7 @@ pub fn transaction_run(
     layer: Val,
     state: Val,
     details: Val,
+    ancestors: Val,
     job: Val,
     now: Val,
     history_limit: Val,
@@ -146,6 +147,7 @@ pub fn transaction_run(
         t.queue = &queue;
         t.failure = FailureReport {
             error_type,
+            ancestors: value(&h, ancestors),
             code,
             timed_out: timed_out.unwrap_or(false),
             message,

@@ -22,7 +22,7 @@
 //! let p = RetryPolicy::from_json(r#"{"non_retryable_errors": ["auth.*"], "on_exhaustion": "dead_letter"}"#).unwrap();
 //! let d = p.decide(&Failure::new(1).with_type("auth.forbidden"), 0, JitterSource::Uniform(0.5)).unwrap();
 //! assert_eq!(d.action, Action::DeadLetter);
-//! assert_eq!(d.reason, Reason::NonRetryable { pattern: "auth.*".into() });
+//! assert_eq!(d.reason, Reason::NonRetryable { pattern: Some("auth.*".into()) });
 //! let d = p.decide(&Failure::new(1).with_type("net.reset"), 1_000, JitterSource::Uniform(0.5)).unwrap();
 //! assert_eq!((d.action, d.delay_ms, d.next_retry_at), (Action::Retry, Some(1_000), Some(2_000)));
 //! ```
@@ -84,10 +84,13 @@ impl Action {
 pub enum Reason {
     /// The handler's `DISCARD`, `DEAD_LETTER` or `FAIL` code decided.
     HandlerCode(HandlerCode),
-    /// The error type matched this `non_retryable_errors` entry.
+    /// The error type matched this `non_retryable_errors` entry, or (no
+    /// pattern) a preset whose system retries only the error types it lists
+    /// (Celery's `autoretry_for`) was given a type it does not list.
     NonRetryable {
-        /// The entry that matched.
-        pattern: String,
+        /// The entry that matched; `None` for a type outside the list of
+        /// retried types.
+        pattern: Option<String>,
     },
     /// `max_attempts` was reached.
     Exhausted,
@@ -176,10 +179,13 @@ impl Decision {
                 "the handler returned {}, which takes precedence over the retry policy (spec §7.2)",
                 c.as_str()
             ),
-            Reason::NonRetryable { pattern } => format!(
+            Reason::NonRetryable {
+                pattern: Some(pattern),
+            } => format!(
                 "its error type matches the non-retryable entry {} (spec §6.3), so it goes straight to the on_exhaustion outcome",
                 quote(pattern)
             ),
+            Reason::NonRetryable { pattern: None } => "its error type is none of the types the policy's system retries (Celery's autoretry_for), so the job is not retried".to_owned(),
             Reason::Exhausted => "no attempts remain under max_attempts (spec §2.2)".to_owned(),
             Reason::Retryable => "the failure is retryable and attempts remain".to_owned(),
             Reason::PolicyInvalid { code, field } => format!(
@@ -218,7 +224,7 @@ impl Serialize for Decision {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let d = self;
         let pattern = match &d.reason {
-            Reason::NonRetryable { pattern } => Some(pattern.as_str()),
+            Reason::NonRetryable { pattern } => pattern.as_deref(),
             _ => None,
         };
         let mut st = s.serialize_struct("Decision", 9)?;

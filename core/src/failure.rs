@@ -4,10 +4,12 @@
 
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use crate::describe::quote;
 use crate::duration::MAX_MS;
 use crate::error::{Error, ErrorCode, Fault, Faults};
+use crate::limits::MAX_ANCESTORS;
 use crate::options::uint_arg;
 use crate::value::Value;
 
@@ -102,6 +104,12 @@ pub struct Failure {
     pub message: Option<String>,
     /// Structured details, kept in the error history.
     pub details: Option<Value>,
+    /// The error type's base types, nearest first, as the queue's language
+    /// names them (Python: the class's MRO after itself, without
+    /// `object`). A preset's rules match them, as its system matches by
+    /// class (`isinstance`); `non_retryable_errors` matches the type only
+    /// (§6.2). At most [`MAX_ANCESTORS`](crate::limits::MAX_ANCESTORS).
+    pub ancestors: Vec<String>,
 }
 
 impl Failure {
@@ -196,8 +204,28 @@ impl Failure {
         self
     }
 
-    /// Reads a failure object: `attempt`, `type`, `code`, `timed_out`,
-    /// `message` and `details`. `null`
+    /// Sets the error type's ancestors, nearest first.
+    ///
+    /// ```
+    /// use ojs_retry::{Action, Failure, JitterSource, RetryPolicy};
+    /// // Celery's autoretry_for=(OSError,) retries a ConnectionError, a subclass.
+    /// let p = RetryPolicy::preset_json("celery", r#"{"autoretry_for": ["OSError"], "retry_jitter": false}"#)?;
+    /// let f = Failure::new(1).with_type("ConnectionError").with_ancestors(["OSError", "Exception", "BaseException"]);
+    /// assert_eq!(p.decide(&f, 0, JitterSource::Uniform(0.5))?.action, Action::Retry);
+    /// assert_eq!(p.decide(&Failure::new(1).with_type("ConnectionError"), 0, JitterSource::Uniform(0.5))?.action, Action::Discard);
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
+    #[must_use]
+    pub fn with_ancestors<S: Into<String>>(
+        mut self,
+        ancestors: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.ancestors = ancestors.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Reads a failure object: `attempt`, `type`, `ancestors`, `code`,
+    /// `timed_out`, `message` and `details`. `null`
     /// stands for an absent key; unknown keys are faults. `attempt` may be
     /// left out only when `default_attempt` is given (a state knows its
     /// next attempt).
@@ -256,13 +284,14 @@ impl Failure {
                 },
                 "details" if v.is_finite() => f.details = Some(v.clone()),
                 "details" => faults.push(k, "expected JSON data, found a non-finite number"),
+                "ancestors" => f.ancestors = ancestors(v, &mut faults),
                 "timed_out" => match v.as_bool() {
                     Some(b) => f.timed_out = b,
                     None => faults.push(k, format!("expected a boolean, found {}", v.describe())),
                 },
                 _ => faults.0.push(Fault::unknown_field(
                     k,
-                    "attempt, type, code, timed_out, message or details",
+                    "attempt, type, ancestors, code, timed_out, message or details",
                 )),
             }
         }
@@ -325,4 +354,36 @@ impl Failure {
         }
         Ok(())
     }
+}
+
+/// A failure's `ancestors`: at most [`MAX_ANCESTORS`] non-empty strings.
+fn ancestors(v: &Value, faults: &mut Faults) -> Vec<String> {
+    let Some(items) = v.as_array() else {
+        faults.push(
+            "ancestors",
+            format!("expected an array of error types, found {}", v.describe()),
+        );
+        return Vec::new();
+    };
+    if items.len() > MAX_ANCESTORS {
+        faults.push(
+            "ancestors",
+            format!(
+                "expected at most {MAX_ANCESTORS} ancestors, found {}",
+                items.len()
+            ),
+        );
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        match item.as_str() {
+            Some(s) if !s.is_empty() => out.push(s.into()),
+            _ => faults.push(
+                format!("ancestors[{i}]"),
+                format!("expected a non-empty error type, found {}", item.describe()),
+            ),
+        }
+    }
+    out
 }

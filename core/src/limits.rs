@@ -31,6 +31,11 @@ pub const MAX_STRING_BYTES: usize = 1 << 16;
 /// history).
 pub const MAX_ARRAY_LEN: usize = 10_000;
 
+/// The most ancestors a failure's error type may name (a Python class's
+/// MRO is rarely a tenth of it): each is matched against every rule of a
+/// preset, so this bounds that work.
+pub const MAX_ANCESTORS: usize = 64;
+
 /// The most members of an object.
 pub const MAX_OBJECT_LEN: usize = 10_000;
 

@@ -269,6 +269,7 @@ const OPS = {
       layer: "layer_json" in i ? i.layer_json : i.layer,
       state: "state_json" in i ? i.state_json : i.state,
       type: f.type,
+      ancestors: f.ancestors,
       code: f.code,
       timedOut: f.timed_out,
       message: f.message,

@@ -326,6 +326,7 @@ def op_preset(i: dict[str, Any]) -> Any:
                 q.decide(
                     f["attempt"],
                     type=f.get("type"),
+                    ancestors=f.get("ancestors"),
                     code=f.get("code"),
                     timed_out=f.get("timed_out"),
                     now=0,
@@ -346,6 +347,7 @@ def op_transaction(i: dict[str, Any]) -> Any:
         layer=i.get("layer_json", i.get("layer")),
         state=i.get("state_json", i.get("state")),
         type=f.get("type"),
+        ancestors=f.get("ancestors"),
         code=f.get("code"),
         timed_out=f.get("timed_out", False),
         message=f.get("message"),

@@ -190,7 +190,7 @@ module OjsVectors
       out = O.run_transaction(
         i["attempt"], key: i["key"], defaults: i["defaults"],
         layer: i.fetch("layer_json", i["layer"]), state: i.fetch("state_json", i["state"]),
-        type: f["type"], code: f["code"], timed_out: f.fetch("timed_out", false),
+        type: f["type"], ancestors: f["ancestors"], code: f["code"], timed_out: f.fetch("timed_out", false),
         message: f["message"], details: f["details"], now: i["now"],
         history_limit: limit, queue: i.fetch("queue", ""), job: i["job"]
       )

@@ -347,11 +347,44 @@ delays("celery-backoff-3-nojitter", "celery", {"retry_backoff": 3, "retry_jitter
 delays("celery-default", "celery", {}, lambda n, u: 180_000,
        "without retry_backoff the countdown is default_retry_delay (180 s)",
        canonical={"system": "celery", "max_retries": 3, "retry_backoff": False, "retry_backoff_max": 600,
-                  "retry_jitter": True, "default_retry_delay": 180.0, "dont_autoretry_for": []})
+                  "retry_jitter": True, "default_retry_delay": 180.0, "dont_autoretry_for": [],
+                  "autoretry_for": None})
 decisions("celery-limits", "celery", {"max_retries": 3, "dont_autoretry_for": ["ValueError"]},
           [{"attempt": 3}, {"attempt": 4}, {"attempt": 1, "type": "ValueError"}],
           [retry(180_000), term("discard"), term("discard", "non_retryable", "ValueError")],
           "Task.retry: request.retries + 1 > max_retries raises MaxRetriesExceededError (FAILURE state, message acked)")
+# celery/app/autoretry.py: `except dont_autoretry_for: raise`, then
+# `except autoretry_for as exc: task.retry(...)`; any other exception
+# propagates (FAILURE). Both are `except` clauses: isinstance, so a subclass
+# (a failure whose ancestors name the class) matches. Task.retry then checks
+# max_retries. A timed-out or untyped failure is matched by no rule (§9.2).
+NOT_LISTED = {"action": "discard", "reason": "non_retryable", "matched_pattern": None}
+OS_ANCESTORS = ["OSError", "Exception", "BaseException"]
+decisions("celery-autoretry-for", "celery",
+          {"autoretry_for": ["OSError"], "dont_autoretry_for": ["FileNotFoundError"], "max_retries": 2},
+          [{"attempt": 1, "type": "OSError"},
+           {"attempt": 1, "type": "ConnectionError", "ancestors": OS_ANCESTORS},
+           {"attempt": 1, "type": "ConnectionError"},
+           {"attempt": 1, "type": "ValueError", "ancestors": ["Exception", "BaseException"]},
+           {"attempt": 1, "type": "FileNotFoundError", "ancestors": OS_ANCESTORS},
+           {"attempt": 2, "type": "OSError"},
+           {"attempt": 3, "type": "OSError"},
+           {"attempt": 3, "type": "ValueError"},
+           {"attempt": 1, "type": "ValueError", "timed_out": True},
+           {"attempt": 1}],
+          [retry(180_000), retry(180_000), NOT_LISTED, NOT_LISTED,
+           term("discard", "non_retryable", "FileNotFoundError"), retry(180_000), term("discard"),
+           NOT_LISTED, retry(180_000), retry(180_000)],
+          "autoretry_for retries only the listed classes and their subclasses (ancestors); "
+          "dont_autoretry_for first; any other exception propagates (FAILURE, discard) before "
+          "Task.retry's max_retries check; a timeout or an untyped failure matches no rule (spec §9.2)")
+decisions("celery-autoretry-for-empty", "celery", {"autoretry_for": []},
+          [{"attempt": 1, "type": "Exception", "ancestors": ["BaseException"]}], [NOT_LISTED],
+          "autoretry_for=() wraps nothing: every exception propagates (FAILURE)")
+error("celery-autoretry-for-not-list", "celery", {"autoretry_for": "OSError"}, "preset.autoretry_for",
+      "autoretry_for is a tuple of exception classes: an array of error types here")
+error("celery-autoretry-for-empty-type", "celery", {"autoretry_for": ["OSError", ""]}, "preset.autoretry_for[1]",
+      "an error type is non-empty")
 decisions("celery-unlimited", "celery", {"max_retries": None}, [{"attempt": 1000}], [retry(180_000)],
           "max_retries None: never exhausted")
 
@@ -440,6 +473,11 @@ decisions("dramatiq-limits", "dramatiq", {"max_retries": 2, "throws": ["Fatal"]}
           [{"attempt": 2}, {"attempt": 3}, {"attempt": 1, "type": "Fatal"}],
           [retry(int(30_000 * 1.5)), term("dead_letter"), term("dead_letter", "non_retryable", "Fatal")],
           "retries >= max_retries: message.fail() (dead letters); throws: fail at once")
+decisions("dramatiq-throws-subclass", "dramatiq", {"throws": ["ValueError"]},
+          [{"attempt": 1, "type": "UnicodeDecodeError", "ancestors": ["UnicodeError", "ValueError", "Exception", "BaseException"]}],
+          [term("dead_letter", "non_retryable", "ValueError")],
+          "dramatiq/middleware/retries.py: isinstance(exception, throws) fails the message (dead letter); a subclass matches")
+
 
 # AWS SDK standard mode
 delays("aws", "aws", {"max_attempts": 40}, aws(50), "floor(u * min(50 ms * 2**i, 20 s))")

@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::failure::{Failure, HandlerCode};
 use crate::jitter::JitterSource;
 use crate::matching::first_match;
+use crate::presets::Why;
 use crate::time::{MAX_INSTANT_MS, check_instant};
 
 /// The action `on_exhaustion` names.
@@ -74,11 +75,12 @@ impl RetryPolicy {
             } else {
                 failure.error_type.as_deref()
             };
-            if let Some((action, pattern)) = p.terminal(failure.attempt, error_type) {
+            if let Some((action, why)) = p.terminal(failure.attempt, error_type, &failure.ancestors)
+            {
                 d.action = terminal_action(action);
-                d.reason = match pattern {
-                    Some(pattern) => Reason::NonRetryable { pattern },
-                    None => Reason::Exhausted,
+                d.reason = match why {
+                    Why::Exhausted => Reason::Exhausted,
+                    Why::Rule(pattern) => Reason::NonRetryable { pattern },
                 };
                 return Ok(d);
             }
@@ -91,7 +93,7 @@ impl RetryPolicy {
         {
             d.action = terminal;
             d.reason = Reason::NonRetryable {
-                pattern: pattern.to_owned(),
+                pattern: Some(pattern.to_owned()),
             };
             return Ok(d);
         }

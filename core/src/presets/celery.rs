@@ -6,6 +6,12 @@
 //! then `randrange(countdown + 1)` with `retry_jitter`; without it, the
 //! fixed `default_retry_delay`. `request.retries + 1 > max_retries` raises
 //! `MaxRetriesExceededError`: the task fails (a FAILURE result, discard).
+//!
+//! `autoretry_for` (a list) retries only the error types it lists: the
+//! autoretry wrapper lets any other exception propagate (FAILURE, discard),
+//! after `dont_autoretry_for`. Both match by `isinstance`, so a failure's
+//! ancestors match too. `null` (the default) retries every type, as a task
+//! that calls `self.retry` on any exception does.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -33,6 +39,8 @@ pub(crate) enum RetryBackoff {
 /// The task's retry options (keys in canonical order).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Options {
+    /// The error types that are retried (`None`, `null`: every type).
+    autoretry_for: Option<Vec<String>>,
     /// The fixed delay without `retry_backoff`, in seconds.
     default_retry_delay: f64,
     /// Error types that are not retried (`dont_autoretry_for`).
@@ -92,6 +100,7 @@ impl System for Options {
         "retry_jitter",
         "default_retry_delay",
         "dont_autoretry_for",
+        "autoretry_for",
     ];
 
     fn read(r: &mut Reader<'_>) -> Self {
@@ -105,6 +114,7 @@ impl System for Options {
             retry_jitter: r.boolean("retry_jitter", true),
             default_retry_delay: r.number("default_retry_delay", 180.0, 0.0, 9.0e12),
             dont_autoretry_for: r.patterns("dont_autoretry_for", &[]),
+            autoretry_for: r.patterns_or_null("autoretry_for"),
             system: Self::NAME,
         }
     }
@@ -133,7 +143,9 @@ impl System for Options {
     }
 
     fn terms(&self) -> Terms {
-        Terms::new(self.max_retries, GONE).with_rules(&self.dont_autoretry_for, GONE)
+        Terms::new(self.max_retries, GONE)
+            .with_rules(&self.dont_autoretry_for, GONE)
+            .retrying_only(self.autoretry_for.as_deref(), GONE)
     }
 
     fn nearest(&self) -> Nearest {

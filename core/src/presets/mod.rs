@@ -249,6 +249,16 @@ pub(crate) struct Plain {
     pub(crate) strategy: Strategy,
 }
 
+/// Why a preset ends a job's retries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Why {
+    /// The system's limit.
+    Exhausted,
+    /// A rule's pattern matched (`None`: the type is none of those the
+    /// system retries).
+    Rule(Option<String>),
+}
+
 impl Preset {
     fn new(config: Config) -> (Self, Plain) {
         let terms = config.terms();
@@ -279,25 +289,38 @@ impl Preset {
     }
 
     /// The outcome for a failure of `attempt` with `error_type` (`None` for
-    /// a timeout, which no rule matches), or `None` to retry. Returns the
-    /// matched pattern for the reason.
+    /// a timeout or an untyped failure, which no rule matches) and the
+    /// type's `ancestors`, or `None` to retry. The systems match by class
+    /// (Celery's and Dramatiq's `isinstance`), so a rule naming an
+    /// ancestor matches.
     pub(crate) fn terminal(
         &self,
         attempt: u64,
         error_type: Option<&str>,
-    ) -> Option<(OnExhaustion, Option<String>)> {
+        ancestors: &[String],
+    ) -> Option<(OnExhaustion, Why)> {
         let t = &self.terms;
         let exhausted = t.last_retried.is_some_and(|last| attempt > last);
-        let rule = error_type.and_then(|e| {
-            t.rules
-                .iter()
-                .find(|r| first_match(e, core::slice::from_ref(&r.pattern)).is_some())
-        });
-        match (rule, exhausted, t.limit_first) {
-            (_, true, true) | (None, true, _) => Some((t.exhausted, None)),
-            (Some(r), ..) => Some((r.outcome, Some(r.pattern.clone()))),
-            (None, false, _) => None,
+        let matches = |pattern: &str| {
+            error_type.is_some_and(|e| {
+                core::iter::once(e)
+                    .chain(ancestors.iter().map(String::as_str))
+                    .any(|e| first_match(e, core::slice::from_ref(&pattern)).is_some())
+            })
+        };
+        if exhausted && t.limit_first {
+            return Some((t.exhausted, Why::Exhausted));
         }
+        if let Some(r) = t.rules.iter().find(|r| matches(&r.pattern)) {
+            return Some((r.outcome, Why::Rule(Some(r.pattern.clone()))));
+        }
+        if let Some((listed, outcome)) = &t.only
+            && error_type.is_some()
+            && !listed.iter().any(|p| matches(p))
+        {
+            return Some((*outcome, Why::Rule(None)));
+        }
+        exhausted.then_some((t.exhausted, Why::Exhausted))
     }
 
     /// The delay of retry `n`, walking the chain for decorrelated jitter.

@@ -200,6 +200,14 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// [`Reader::patterns`], or `None` for an absent key or `null`.
+    pub(crate) fn patterns_or_null(&mut self, key: &str) -> Option<Vec<String>> {
+        match self.get(key) {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(self.patterns(key, &[])),
+        }
+    }
+
     /// The faults found, with one for each key that is neither `system`
     /// nor one of `options` (the system's option names).
     pub(crate) fn finish(mut self, system: &str, options: &[&str]) -> Faults {

@@ -117,6 +117,10 @@ pub(crate) struct Terms {
     /// Whether the limit is checked before the rules (Sidekiq checks it
     /// before its `sidekiq_retry_in` outcomes); otherwise a rule wins.
     pub(crate) limit_first: bool,
+    /// For a system that retries only the error types it lists (Celery's
+    /// `autoretry_for`): the list, and the outcome of a typed failure that
+    /// matches none of it (after the rules, before the limit).
+    pub(crate) only: Option<(Vec<String>, OnExhaustion)>,
 }
 
 impl Terms {
@@ -127,7 +131,20 @@ impl Terms {
             exhausted,
             rules: Vec::new(),
             limit_first: false,
+            only: None,
         }
+    }
+
+    /// These terms retrying only a failure whose type matches one of
+    /// `patterns` (`None`: any type), any other typed failure leading to
+    /// `outcome`.
+    pub(crate) fn retrying_only(
+        mut self,
+        patterns: Option<&[String]>,
+        outcome: OnExhaustion,
+    ) -> Self {
+        self.only = patterns.map(|p| (p.to_vec(), outcome));
+        self
     }
 
     /// These terms with `patterns` leading to `outcome` appended.

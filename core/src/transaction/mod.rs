@@ -16,6 +16,7 @@
 //! |---|---|---|
 //! | a layer the defaults refuse (or defaults that are themselves invalid) | `dead_letter`, reason `policy_invalid` naming the fault's code and field | `policy_refused` |
 //! | a message or error type over [`MAX_STRING_BYTES`](crate::limits::MAX_STRING_BYTES) | truncated: its first `MAX_STRING_BYTES − 43` bytes (fewer, to end on a character boundary) then ` ... [N bytes truncated]`, N the bytes cut | `message_truncated`, `type_truncated` |
+//! | more than [`MAX_ANCESTORS`](crate::limits::MAX_ANCESTORS) ancestors, or an empty or over-long one | the nearest `MAX_ANCESTORS`, without the empty or over-long ones | `ancestors_trimmed` |
 //! | an empty error type | recorded as [`UNKNOWN_ERROR_TYPE`](crate::state::UNKNOWN_ERROR_TYPE) | `type_empty` |
 //! | details that cannot be read, are not finite, or are larger than [`MAX_DETAILS_BYTES`] | dropped | `details_dropped` |
 //! | an unknown handler code, or a code on a timed-out reservation | ignored: the policy decides | `code_ignored` |
@@ -89,6 +90,10 @@ pub const MAX_DETAILS_BYTES: usize = 64 * 1024;
 pub struct FailureReport {
     /// The error type (`None`: [`UNKNOWN_ERROR_TYPE`](crate::state::UNKNOWN_ERROR_TYPE)).
     pub error_type: Option<String>,
+    /// The error type's base types, nearest first (see
+    /// [`Failure::ancestors`](crate::Failure::ancestors)): an array of
+    /// strings in the form the queue holds it.
+    pub ancestors: Option<Layer<'static>>,
     /// The handler code as the handler spelled it (`RETRY`, `DISCARD`,
     /// `DEAD_LETTER`, `FAIL`).
     pub code: Option<String>,

@@ -9,7 +9,7 @@ use super::{FailureReport, MAX_DETAILS_BYTES, Note, read_carried};
 use crate::duration::MAX_MS;
 use crate::error::{Error, quote};
 use crate::failure::{Failure, HandlerCode};
-use crate::limits::MAX_STRING_BYTES;
+use crate::limits::{MAX_ANCESTORS, MAX_STRING_BYTES};
 use crate::policy::Layer;
 use crate::state::RetryState;
 use crate::time::MAX_INSTANT_MS;
@@ -138,10 +138,63 @@ pub(super) fn failure(report: FailureReport, attempt: u64, notes: &mut Vec<Note>
         );
         f.error_type = None;
     }
+    f.ancestors = ancestors(report.ancestors, notes);
     f.message = text_field(report.message, "message_truncated", "message", notes);
     f.code = code(report.code, report.timed_out, notes);
     f.details = report.details.and_then(|d| details(d, notes));
     f
+}
+
+/// The ancestors a failure can carry: the nearest [`MAX_ANCESTORS`], each
+/// a non-empty error type within the string limit; anything else given is
+/// left out, with a note.
+fn ancestors(doc: Option<Layer<'_>>, notes: &mut Vec<Note>) -> Vec<String> {
+    let Some(doc) = doc else {
+        return Vec::new();
+    };
+    let items = match read_carried(doc) {
+        Ok(Value::Null) => return Vec::new(),
+        Ok(Value::Array(items)) => items,
+        Ok(other) => {
+            note(
+                notes,
+                "ancestors_trimmed",
+                format!(
+                    "the ancestors were {}, not an array of error types; none are matched",
+                    other.describe()
+                ),
+            );
+            return Vec::new();
+        }
+        Err(m) => {
+            note(
+                notes,
+                "ancestors_trimmed",
+                format!("the ancestors could not be read ({m}); none are matched"),
+            );
+            return Vec::new();
+        }
+    };
+    let given = items.len();
+    let list: Vec<String> = items
+        .into_iter()
+        .take(MAX_ANCESTORS)
+        .filter_map(|v| match v {
+            Value::String(s) if !s.is_empty() && s.len() <= MAX_STRING_BYTES => Some(s),
+            _ => None,
+        })
+        .collect();
+    if list.len() != given {
+        note(
+            notes,
+            "ancestors_trimmed",
+            format!(
+                "{given} ancestors were given; the {} nearest that are non-empty strings of at most {MAX_STRING_BYTES} bytes are matched",
+                list.len()
+            ),
+        );
+    }
+    list
 }
 
 fn code(code: Option<String>, timed_out: bool, notes: &mut Vec<Note>) -> Option<HandlerCode> {

@@ -27,6 +27,7 @@ pub fn run(input: &Value) -> Value {
     let f = &input["failure"];
     let report = FailureReport {
         error_type: text(f, "type"),
+        ancestors: f.get("ancestors").map(Layer::read),
         code: text(f, "code"),
         timed_out: f.get("timed_out").is_some_and(|t| t.as_bool().unwrap()),
         message: text(f, "message"),

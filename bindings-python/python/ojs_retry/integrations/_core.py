@@ -69,6 +69,7 @@ __all__ = [
     "Failure",
     "JobError",
     "Listener",
+    "ancestors_of",
     "class_of",
     "dead_letter_properties",
     "error_type_of",
@@ -211,10 +212,16 @@ class Failure:
     timed_out: bool = False
     message: str | None = None
     details: Any = None
+    #: The exception class's bases (its MRO after itself, without
+    #: ``object``), nearest first: a preset matches them as its queue's
+    #: ``isinstance`` does (Celery's ``autoretry_for``, Dramatiq's ``throws``).
+    ancestors: tuple[str, ...] = ()
 
     def as_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``decide`` / ``RetryState.record_failure``."""
         out: dict[str, Any] = {"type": self.type, "code": self.code, "message": self.message}
+        if self.ancestors:
+            out["ancestors"] = self.ancestors
         if self.timed_out:
             out["timed_out"] = True
         if self.details is not None:
@@ -237,7 +244,13 @@ def failure_from_exception(
     if isinstance(exc, JobError):
         return Failure(exc.type, exc.code, timed_out, exc.message or exc.type, exc.details)
     text = str(exc)
-    return Failure(error_type_of(type(exc)), None, timed_out, text or type(exc).__name__)
+    return Failure(error_type_of(type(exc)), None, timed_out, text or type(exc).__name__, None, ancestors_of(type(exc)))
+
+
+def ancestors_of(exc_class: type[BaseException]) -> tuple[str, ...]:
+    """The error types of a class's bases, nearest first (its MRO after
+    itself, without ``object``)."""
+    return tuple(error_type_of(c) for c in exc_class.__mro__[1:] if c is not object)
 
 
 def layer_text(layer: PolicyLayer | RetryPolicy) -> str:

@@ -14,6 +14,7 @@ __all__ = [
     "Failure",
     "JobError",
     "Listener",
+    "ancestors_of",
     "class_of",
     "dead_letter_properties",
     "error_type_of",
@@ -64,9 +65,11 @@ class Failure:
     timed_out: bool = False
     message: str | None = None
     details: Any = None
+    ancestors: tuple[str, ...] = ()
     def as_kwargs(self) -> dict[str, Any]: ...
 
 def error_type_of(exc_class: type[BaseException]) -> str: ...
+def ancestors_of(exc_class: type[BaseException]) -> tuple[str, ...]: ...
 def failure_from_exception(
     exc: BaseException, *, timeout_types: Iterable[type[BaseException]] = ()
 ) -> Failure: ...
