@@ -21,10 +21,16 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import warnings
+
 import pytest
 import redis
+from celery import Celery, Task
 
+import amqp_common
 import timeline_celery
+from ojs_retry import PolicyError
+from ojs_retry.integrations.celery import OjsAppTask, install
 from test_presets_in_queue import Mode, _run_both, _tag
 
 FAILURE = "FAILURE"
@@ -83,22 +89,35 @@ def _start(broker_url: str, adopted: Mode) -> Any:
     return start
 
 
-def test_install_keeps_each_tasks_celery_retries(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OJS_CELERY_BROKER", redis_url)
-    import celery_adoption_app as app_mod
+def _held(broker_url: str, client: Any, queue: str, ids: list[str]) -> int:
+    if amqp_common.is_amqp(broker_url):
+        return amqp_common.held(broker_url, [queue])
+    return timeline_celery.pending(client, queue, ids)
 
-    app_mod.app.conf.broker_url = redis_url
+
+def _dead(broker_url: str, client: Any, queue: str) -> int:
+    if amqp_common.is_amqp(broker_url):
+        return amqp_common.held(broker_url, [f"{queue}:dead"])
+    return int(client.llen(f"{queue}:dead"))
+
+
+@pytest.mark.parametrize("broker", ["redis", "rabbitmq"])
+def test_install_keeps_each_tasks_celery_retries(broker: str, request: pytest.FixtureRequest) -> None:
+    redis_url: str = request.getfixturevalue("redis_url")
+    broker_url: str = request.getfixturevalue(f"{broker}_url")
     tag = _tag()
     jobs = {f"{kind}-{tag}": task for kind, (task, _) in WORKED.items()}
     opt_in = f"opt-in-{tag}"
     jobs[opt_in] = "ojs.adopt.opt_in"
-    native, adopted = Mode(redis_url, "celery-adopt", "native"), Mode(redis_url, "celery-adopt", "adopted")
-    for mode in (native, adopted):
-        for job, task in jobs.items():
-            app_mod.app.send_task(task, (job,), task_id=job, queue=mode.name)
+    native = Mode(redis_url, f"celery-adopt-{broker}", "native")
+    adopted = Mode(redis_url, f"celery-adopt-{broker}", "adopted")
+    with Celery("ojs_adoption_producer", broker=broker_url) as producer:
+        for mode in (native, adopted):
+            for job, task in jobs.items():
+                producer.send_task(task, (job,), task_id=job, queue=mode.name)
     client = redis.Redis.from_url(redis_url)
-    _run_both(_start(redis_url, adopted), {native: list(jobs), adopted: list(jobs)},
-              lambda mode, ids: timeline_celery.pending(client, mode.name, ids))
+    _run_both(_start(broker_url, adopted), {native: list(jobs), adopted: list(jobs)},
+              lambda mode, ids: _held(broker_url, client, mode.name, ids))
 
     for kind, (_, steps) in WORKED.items():
         job = f"{kind}-{tag}"
@@ -111,4 +130,49 @@ def test_install_keeps_each_tasks_celery_retries(redis_url: str, monkeypatch: py
     assert adopted.timeline(opt_in, FAILURE)["steps"] == OPT_IN_ADOPTED
     assert _decided(adopted, opt_in) == OPT_IN_DECIDED
     # Every end discards (Celery's FAILURE): nothing went to the integration's dead list.
-    assert client.llen(f"{adopted.name}:dead") == 0
+    assert _dead(broker_url, client, adopted.name) == 0
+
+
+# ---------------------------------------------------------------- in-process: what install() checks
+
+def test_install_refuses_defaults_that_are_not_a_policy() -> None:
+    app = Celery("ojs_adoption_bad_defaults")
+    with pytest.raises(PolicyError) as err:
+        install(app, {"max_attempts": "five"})
+    assert (err.value.code, err.value.field) == ("validation.retry_policy_invalid", "max_attempts")
+    assert not issubclass(app.Task, OjsAppTask)  # nothing installed
+
+
+def test_a_tasks_options_the_preset_refuses_fail_where_the_task_is_made() -> None:
+    # Tasks made here are not shared (Celery would make them in every app).
+    app = Celery("ojs_adoption_bad_task")
+    install(app)
+    with pytest.raises(PolicyError) as err:
+        @app.task(name="ojs.adopt.bad", shared=False, lazy=False, autoretry_for=(Exception,), max_retries=-1)
+        def bad() -> None: ...
+    assert (err.value.code, err.value.field, err.value.path) == ("validation.retry_policy_invalid", "preset", "preset.max_retries")
+
+
+def test_tasks_left_on_celerys_retries_are_named() -> None:
+    app = Celery("ojs_adoption_left")
+
+    @app.task(name="ojs.adopt.before", shared=False, lazy=False)
+    def before() -> None: ...
+
+    install(app)
+
+    class Own(Task):  # type: ignore[misc]
+        pass
+
+    @app.task(name="ojs.adopt.own_base", shared=False, base=Own)
+    def own_base() -> None: ...
+
+    @app.task(name="ojs.adopt.adopted", shared=False, autoretry_for=(ConnectionError,))
+    def adopted() -> None: ...
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        app.finalize()
+    assert [str(w.message).split(": ", 2)[-1] for w in caught] == ["ojs.adopt.before, ojs.adopt.own_base"]
+    assert isinstance(app.tasks["ojs.adopt.adopted"], OjsAppTask)
+    assert app.tasks["ojs.adopt.adopted"].run is adopted.__wrapped__  # Celery's autoretry wrapper not installed
