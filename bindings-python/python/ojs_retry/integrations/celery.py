@@ -474,7 +474,7 @@ def install(
 
 
 def _warn_not_adopted(sender: Any, **_: Any) -> None:
-    names = sorted(n for n, t in sender._tasks.items() if not isinstance(t, OjsTask))
+    names = sorted(n for n, t in sender.tasks.items() if not isinstance(t, OjsTask))
     if names:
         warnings.warn(f"ojs_retry: these tasks keep Celery's own retries (made before install(), or their own "
                       f"base= is not an OjsTask): {', '.join(names)}", stacklevel=2)
