@@ -12,8 +12,11 @@ are the same, and the same as the values worked from Celery's code
 engine's decision (its listener), never Celery's autoretry; one task opts
 into an OJS policy with its ``ojs_retry_policy`` option and runs on it.
 
-The machinery (worker processes, recorder, waiting, what the broker still
-holds) is the presets-in-the-queue test's.
+On Redis and on RabbitMQ (the recorder is on Redis either way). The
+machinery (worker processes, recorder, waiting, what the broker still
+holds) is the presets-in-the-queue test's. Below, in-process with real
+Celery apps (no broker): what ``install`` refuses, and the tasks it names as
+left on Celery's own retries.
 """
 
 from __future__ import annotations
