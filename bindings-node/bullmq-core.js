@@ -215,6 +215,49 @@ function addJob(queue, name, data, opts, options) {
   return queue.add(name, data, jobOptions(opts, options))
 }
 
+// BullMQ's built-in backoff types: the `bullmq` preset's `backoff.type`.
+const BUILT_IN = new Set(['fixed', 'exponential'])
+// The adoption documents made, by the job's own options: jobs of one kind
+// carry one `attempts` / `backoff`; bounded like `accepted`.
+const adopted = new Map()
+
+/**
+ * The one-line adoption: a job with no OJS policy anywhere (no workers'
+ * defaults, no layer of its own) is decided by the `bullmq` preset of its
+ * own `attempts` / `backoff`, so its producer stays as it is. The preset
+ * document's text, to be the transaction's defaults (a preset is the only
+ * layer); null for a job enqueued for the engine (`jobOptions` with no
+ * policy: backoff type "ojs-retry"), which keeps the spec's default policy.
+ * A backoff BullMQ does not build in is handed over as it is: the preset
+ * refuses it, and the transaction dead-letters the job with the reason.
+ *
+ * @example
+ * adoptionText({ attempts: 3, backoff: { type: 'fixed', delay: 500 } }, 'node')
+ * // '{"preset":{"system":"bullmq","runtime":"node","attempts":3,"backoff":{"type":"fixed","delay":500}}}'
+ */
+function adoptionText(opts, runtime) {
+  const given = opts || {}
+  const raw = given.backoff
+  const built = raw !== null && typeof raw === 'object' && BUILT_IN.has(raw.type)
+  if (raw !== null && typeof raw === 'object' && raw.type === BACKOFF_TYPE) return null
+  // BullMQ's Job gives a job without `attempts` 0 (one run, as 1).
+  const attempts = given.attempts ?? 0
+  // Cheaper than the document's JSON. Only numbers (the usual case) are
+  // cached: their text is their JSON's, so no two documents share a key.
+  const cached = built && typeof attempts === 'number' && [raw.delay, raw.jitter].every((v) => v === undefined || typeof v === 'number')
+  const key = cached ? `${runtime}\u0000${attempts}\u0000${raw.type}\u0000${raw.delay}\u0000${raw.jitter}` : undefined
+  let text = key === undefined ? undefined : adopted.get(key)
+  if (text !== undefined) return text
+  // BullMQ reads only these of a built-in backoff; anything beside them is for custom strategies.
+  const backoff = built ? { type: raw.type, delay: raw.delay, jitter: raw.jitter } : raw
+  text = JSON.stringify({ preset: { system: 'bullmq', runtime, attempts, backoff: backoff ?? null } })
+  if (key !== undefined) {
+    if (adopted.size >= POLICY_CACHE_SIZE) adopted.delete(adopted.keys().next().value)
+    adopted.set(key, text)
+  }
+  return text
+}
+
 /** The Redis list holding the queue's dead-lettered jobs (oldest first). */
 function deadLetterKey(queueName, prefix = 'bull') {
   return `${prefix}:${queueName}:dead`
@@ -242,6 +285,7 @@ function prefixOf(queue) {
 
 module.exports = {
   CONTROL_ERRORS,
+  adoptionText,
   clientOf,
   POLICY_CACHE_SIZE,
   RATE_LIMIT_MESSAGE,

@@ -89,6 +89,17 @@ export declare function addJob<D = any, R = any, N extends string = string>(
 /** The Redis list holding a queue's dead-lettered jobs: `<prefix>:<queue>:dead`. */
 export declare function deadLetterKey(queueName: string, prefix?: string): string
 
+/**
+ * The one-line adoption: the `bullmq` preset document (JSON text) of a job's
+ * own `attempts` / `backoff`, which decides a job with no OJS policy
+ * anywhere; null for a job enqueued for the engine (backoff type
+ * "ojs-retry"), which keeps the spec's default policy.
+ *
+ * @example
+ * adoptionText({ attempts: 3, backoff: { type: 'fixed', delay: 500 } }, 'node')
+ * // '{"preset":{"system":"bullmq","runtime":"node","attempts":3,"backoff":{"type":"fixed","delay":500}}}'
+ */
+export declare function adoptionText(opts: JobsOptions | null | undefined, runtime: 'node' | 'python'): string | null
 /** A dead-lettered job's record: its §10 state, why, the policy, the job. */
 export interface DeadLetterRecord {
   queue: string
@@ -140,7 +151,11 @@ export type Handler<D = any, R = any, N extends string = string> = (
 ) => Promise<R>
 
 export interface ProcessorOptions<D = any, R = any, N extends string = string> {
-  /** The queue's default policy layer (each job's own layer goes over it). */
+  /**
+   * The queue's default policy layer (each job's own layer goes over it).
+   * None: a job without a layer of its own keeps its BullMQ `attempts` /
+   * `backoff`, read through the `bullmq` preset (the one-line adoption).
+   */
   policy?: PolicyLayer | null
   /** Called with every decision carried out. */
   listeners?: Listener[]

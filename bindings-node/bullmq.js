@@ -13,6 +13,10 @@
 //   the backoff type "ojs-retry": exactly the delay the wrapper decided for
 //   this very failure.
 //
+// Given no policy, a job without a layer of its own is decided by the
+// `bullmq` preset of its own `attempts` / `backoff` (the one-line adoption:
+// `createWorker` in place of `new Worker`, producers unchanged).
+//
 // A stalled job (its worker died, or blocked past `lockDuration`) comes back
 // through BullMQ's stalled checker with `stalledCounter` raised: the wrapper
 // counts each stall as a failed attempt of type "bullmq.stalled", timed out
@@ -124,7 +128,9 @@ async function runWithTimeout(handler, job, token, signal, ms) {
  * The worker's processor: runs `handler(job, token, signal)` and decides its
  * failures, each through the engine's one failure transaction
  * (`runTransaction`). `policy` is the workers' default layer (a job's own
- * layer goes over it); `listeners` are told of every decision once it was
+ * layer goes over it); with none, a job without a layer of its own keeps
+ * its BullMQ `attempts` / `backoff`, read through the `bullmq` preset (the
+ * one-line adoption, `adoptionText`); `listeners` are told of every decision once it was
  * carried out; `timeoutMs` bounds each run (an overrun is a timed-out
  * failure); `jitterKey(job)` is the job's id unless given.
  */
@@ -175,11 +181,15 @@ class Processor {
 
   /** The engine's failure transaction for `attempt` of `job`, over the stored state text. */
   transact(job, attempt, failure, state, now) {
+    const layer = job.opts ? job.opts[POLICY_KEY] : undefined
+    // No OJS policy anywhere: the job's own attempts / backoff (the one-line
+    // adoption), read before carryOut hands the job's backoff to the engine.
+    const adopt = this.defaults === undefined && (layer === undefined || layer === null)
     return runTransaction(attempt, {
       key: this.jitterKey(job),
       now,
-      defaults: this.defaults,
-      layer: job.opts ? job.opts[POLICY_KEY] : undefined,
+      defaults: adopt ? (core.adoptionText(job.opts, 'node') ?? undefined) : this.defaults,
+      layer,
       state,
       type: failure.type,
       code: failure.code,
@@ -334,6 +344,7 @@ module.exports = {
   JobError: core.JobError,
   Processor,
   addJob: core.addJob,
+  adoptionText: core.adoptionText,
   createProcessor,
   createWorker,
   deadLetterKey: core.deadLetterKey,

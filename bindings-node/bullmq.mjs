@@ -18,6 +18,7 @@ export const {
   JobError,
   Processor,
   addJob,
+  adoptionText,
   createProcessor,
   createWorker,
   deadLetterKey,

@@ -229,7 +229,7 @@ export declare function stateText(state: StateRef): string
  * `policyDecide` writes it. `clock` is the JS layer's clock, for a `now`
  * left `undefined`.
  */
-export declare function transactionRun(attempt: Val, defaults: Val, layer: Val, state: Val, details: Val, job: Val, now: Val, historyLimit: Val, key: string, queue: string | undefined | null, errorType: string | undefined | null, code: string | undefined | null, timedOut: boolean | undefined | null, message: string | undefined | null, clock: number, ctx: Val, out: Slots): string
+export declare function transactionRun(attempt: Val, defaults: Val, layer: Val, state: Val, details: Val, ancestors: Val, job: Val, now: Val, historyLimit: Val, key: string, queue: string | undefined | null, errorType: string | undefined | null, code: string | undefined | null, timedOut: boolean | undefined | null, message: string | undefined | null, clock: number, ctx: Val, out: Slots): string
 
 /**
  * The error of a document whose reading threw, as JSON text, with the

@@ -45,7 +45,7 @@ fn carried(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Layer<'static>>> {
         return Ok(None);
     };
     if let Ok(p) = obj.cast::<PyRetryPolicy>() {
-        return Ok(Some(Layer::Json(p.get().inner.to_json().into())));
+        return Ok(Some(Layer::Policy(Box::new(p.get().inner.clone()))));
     }
     if let Ok(s) = obj.cast::<PyRetryState>() {
         return Ok(Some(Layer::Json(s.get().to_json().into())));

@@ -56,7 +56,7 @@ fn carried(ruby: &Ruby, v: Option<Value>) -> Result<Option<Layer<'static>>, Erro
         return args::layer(ruby, v).map(Some);
     }
     if let Ok(p) = <&RetryPolicy>::try_convert(v) {
-        return Ok(Some(Layer::Json(p.inner.to_json().into())));
+        return Ok(Some(Layer::Policy(Box::new(p.inner.clone()))));
     }
     if let Ok(s) = <&RetryState>::try_convert(v) {
         return Ok(Some(Layer::Json(s.to_json(&[]).into())));

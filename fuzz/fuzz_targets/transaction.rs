@@ -41,6 +41,8 @@ struct Step {
     timed_out: bool,
     message: Option<Text>,
     details: Option<String>,
+    /// The ancestors as JSON text (often not an array of strings).
+    ancestors: Option<String>,
     now: u64,
 }
 
@@ -77,6 +79,10 @@ fuzz_target!(|input: Input| {
             .map(|b| Layer::JsonBytes(b.into()));
         t.failure = FailureReport {
             error_type: step.error_type.as_ref().map(Text::make),
+            ancestors: step
+                .ancestors
+                .as_deref()
+                .map(|a| Layer::Json(a.to_owned().into())),
             code: step.code.clone(),
             timed_out: step.timed_out,
             message: step.message.as_ref().map(Text::make),

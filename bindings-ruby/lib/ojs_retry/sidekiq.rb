@@ -55,11 +55,11 @@ module OjsRetry
     # The caches below are bounded: a program that makes worker classes or
     # retry options without end starts them again.
     CACHE_LIMIT = 1000
-    # Adoption layers as JSON text, by `retry` (see adoption_text).
-    ADOPTION_TEXTS = {} # rubocop:disable Style/MutableConstant -- a cache
+    # Adoption policies, built once per `retry` (see adoption_policy).
+    ADOPTIONS = {} # rubocop:disable Style/MutableConstant -- a cache
     # Worker classes' `ojs_policy`, by class (see worker_cache).
     WORKERS = {} # rubocop:disable Style/MutableConstant -- a cache
-    private_constant :EMPTY, :CACHE_LIMIT, :ADOPTION_TEXTS, :WORKERS
+    private_constant :EMPTY, :CACHE_LIMIT, :ADOPTIONS, :WORKERS
 
     extend ::Sidekiq::ExceptionHandler
 
@@ -153,7 +153,7 @@ module OjsRetry
         carried = job[POLICY_KEY]
         carried = nil if !carried.nil? && cached && same_as_worker?(carried, cached)
         defaults = cached ? defaults + [cached[1]] : defaults
-        return [defaults, adoption_text(job), false] if defaults.empty? && carried.nil?
+        return [adoption_policy(job), nil, false] if defaults.empty? && carried.nil?
 
         [defaults, carried, true]
       end
@@ -173,17 +173,19 @@ module OjsRetry
                         "dead" => job["dead"] != false } }
       end
 
-      # The adoption layer of a job as JSON text, made once per `retry`
-      # value and Sidekiq's max_retries: [max_retries, dead, not dead].
-      def adoption_text(job)
+      # The adoption policy of a job as the defaults ([policy]), built once
+      # per `retry` value and Sidekiq's max_retries ([max_retries, dead, not
+      # dead]): the engine takes a built policy as it is instead of reading
+      # a document on every failure.
+      def adoption_policy(job)
         r = job["retry"]
         r = true unless r == false || r.is_a?(Integer)
         max = ::Sidekiq.options.fetch(:max_retries, ::Sidekiq::JobRetry::DEFAULT_MAX_RETRY_ATTEMPTS)
-        entry = ADOPTION_TEXTS[r]
+        entry = ADOPTIONS[r]
         unless entry && entry[0] == max
-          ADOPTION_TEXTS.clear if ADOPTION_TEXTS.size >= CACHE_LIMIT
-          texts = [true, false].map { |dead| JSON.generate(adoption_layer("retry" => r, "dead" => dead)).freeze }
-          entry = ADOPTION_TEXTS[r] = [max, *texts].freeze
+          ADOPTIONS.clear if ADOPTIONS.size >= CACHE_LIMIT
+          policies = [true, false].map { |dead| [RetryPolicy.new(adoption_layer("retry" => r, "dead" => dead))].freeze }
+          entry = ADOPTIONS[r] = [max, *policies].freeze
         end
         entry[job["dead"] == false ? 2 : 1]
       end

@@ -301,5 +301,6 @@ fn read_carried(doc: Layer<'_>) -> Result<Value, String> {
         Layer::JsonBytes(b) => Value::from_json_bytes(&b),
         Layer::Value(v) => Ok(v),
         Layer::Unreadable(f) => Err(f.message),
+        Layer::Policy(p) => Value::from_json(&p.to_json()),
     }
 }

@@ -136,6 +136,29 @@ fn an_unreadable_state_starts_over_with_a_note() {
 }
 
 #[test]
+fn unusable_ancestors_are_noted_never_refused() {
+    for (doc, kept) in [
+        (r#""OSError""#, 0),
+        (r#"["OSError", 1, "", "Exception"]"#, 2),
+        ("[1e999", 0),
+    ] {
+        let report = FailureReport {
+            error_type: Some("ConnectionError".into()),
+            ancestors: Some(Layer::Json(doc.into())),
+            ..FailureReport::default()
+        };
+        let out = fail(&[], 1, report, None);
+        assert_eq!(kinds(&out), ["ancestors_trimmed"], "{doc}");
+        assert_eq!(out.decision.action, Action::Retry, "{doc}");
+        let note = &out.notes[0].message;
+        assert!(
+            note.contains(if kept == 0 { "none" } else { "the 2 nearest" }),
+            "{note}"
+        );
+    }
+}
+
+#[test]
 fn raw_failure_fields_are_made_recordable() {
     let report = FailureReport {
         error_type: Some(String::new()),

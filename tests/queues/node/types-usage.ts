@@ -7,6 +7,7 @@ import { Queue, Worker, type Job } from "bullmq"
 import { RetryPolicy, type Decision } from "ojs-retry"
 import {
   addJob,
+  adoptionText,
   ATTEMPTS,
   BACKOFF_TYPE,
   createProcessor,
@@ -48,7 +49,11 @@ async function producer(): Promise<void> {
   await addJob(queue, "charge", { id: "2" })
   // @ts-expect-error a policy layer is a document, its text or a RetryPolicy
   jobOptions({}, { policy: 3, defaults: null })
-  void job, attempts, type
+  // The one-line adoption: the preset document a plain job runs under (null: enqueued for the engine).
+  const adopted: string | null = adoptionText({ attempts: 3, backoff: { type: "exponential", delay: 100, jitter: 0.5 } }, "node")
+  // @ts-expect-error the runtime is "node" or "python"
+  adoptionText({ attempts: 3 }, "deno")
+  void job, attempts, type, adopted
 }
 
 async function handler(job: Job<Order, string, "charge">, token?: string, signal?: AbortSignal): Promise<string> {

@@ -297,35 +297,58 @@ async def _fail(job: Any) -> Any:
     raise RuntimeError("boom")
 
 
-async def _native_timelines() -> dict[str, list[tuple[int, str, int | None]]]:
-    name, url = fresh("bmq-native"), redis_url()
+Row = tuple[int, str, int | None]
+
+
+async def bullmq_timelines(jobs: dict[str, dict[str, Any]], handler: Any, make_worker: Any) -> dict[str, list[Row]]:
+    """What BullMQ did with each run of ``jobs`` (id: BullMQ options, added
+    by a plain ``queue.add``) under the worker ``make_worker(name, url,
+    proc)``: per job, ``(attemptsMade, "retry", the delay it scheduled)``,
+    ending in ``(attemptsMade, "dead_letter" | "completed", None)``."""
+    name, url = fresh("bmq-tl"), redis_url()
     queue = bullmq.Queue(name, {"connection": url})
-    rows: dict[str, list[tuple[int, str, int | None]]] = {}
+    rows: dict[str, list[Row]] = {}
 
     def failed(job: Any, err: Any) -> None:
         terminal = bool(job.finishedOn)
         rows.setdefault(job.id, []).append(
             (job.attemptsMade, "dead_letter" if terminal else "retry", None if terminal else job.delay))
 
-    async def proc(job: Any, token: str) -> Any:
-        return await _fail(job)
+    def completed(job: Any, result: Any) -> None:
+        rows.setdefault(job.id, []).append((job.attemptsMade, "completed", None))
 
-    worker = bullmq.Worker(name, proc, {"connection": url, "concurrency": 4})
+    async def proc(job: Any, token: str) -> Any:
+        return await handler(job)
+
+    worker = make_worker(name, url, proc)
     worker.on("failed", failed)
+    worker.on("completed", completed)
     # Closed whatever happens: a worker left running when the test fails
     # swallows asyncio.run's cancellation, and the run hangs instead of failing.
     try:
-        for job_id, opts in NATIVE.items():
+        for job_id, opts in jobs.items():
             await queue.add("j", None, {"jobId": job_id, **opts})
-        deadline = time.monotonic() + 20
-        while not all(rows.get(j) and rows[j][-1][1] != "retry" for j in NATIVE):
+        deadline = time.monotonic() + 30
+        while not all(rows.get(j) and rows[j][-1][1] != "retry" for j in jobs):
             assert time.monotonic() < deadline, rows
             await asyncio.sleep(0.05)
     finally:
         await worker.close()
         await queue.obliterate(force=True)
         await queue.close()
+        client = aioredis.from_url(url)
+        await client.delete(ojs_bullmq.dead_letter_key(name))
+        await client.aclose()
     return rows
+
+
+def native_worker(name: str, url: str, proc: Any) -> Any:
+    """A plain ``bullmq.Worker``: BullMQ's own retries."""
+    return bullmq.Worker(name, proc, {"connection": url, "concurrency": 4})
+
+
+async def _native_timelines() -> dict[str, list[Row]]:
+    return await bullmq_timelines(NATIVE, _fail, native_worker)
 
 
 def test_the_bullmq_preset_runs_like_bullmq_itself() -> None:

@@ -148,18 +148,21 @@ def celery_quick_start(redis_url: str, tmp_path: Path) -> None:
 
 @check("BullMQ for Python (`ojs_retry.integrations.bullmq`)")
 def bullmq_block(redis_url: str) -> None:
-    """On a Redis database of its own (the block's queue name is a common one)."""
+    """The one-line adoption, then the example: each on a Redis database of
+    its own (the blocks' queue names are common ones), each printing its
+    output block."""
     url = urlsplit(redis_url)._replace(path="/8").geturl()
     client = redis.Redis.from_url(url)
-    client.flushdb()
-    try:
-        [block] = _current
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
-            _run({'"redis://127.0.0.1:6379"': repr(url)}, block)
-        assert printed.getvalue() == OUTPUTS[block.where].code
-    finally:
+    assert len(_current) == 2, [b.where for b in _current]
+    for block in _current:
         client.flushdb()
+        try:
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                _run({'"redis://127.0.0.1:6379"': repr(url)}, block)
+            assert printed.getvalue() == OUTPUTS[block.where].code, block.where
+        finally:
+            client.flushdb()
 
 
 @check("The write")

@@ -48,15 +48,17 @@ class TestSidekiqUnit < Minitest::Test
                  OjsRetry::RetryPolicy.new(layer)
   end
 
-  # The adoption layer goes to the engine as JSON text (made once per
-  # `retry` value): the same policy as the layer itself.
-  def test_the_adoption_layer_as_text_is_the_same_policy
+  # The adoption layer goes to the engine as a policy built once per
+  # `retry` value, as the defaults: the same policy as the layer itself.
+  def test_the_adoption_policy_is_the_adoption_layers_policy
     [{ "retry" => 3 }, { "retry" => true }, {}, { "retry" => false }, { "retry" => 1, "dead" => false },
      { "retry" => 3, "dead" => false }].each do |job|
       defaults, layer = S.layers_of(Class.new, job)
-      assert_empty defaults
-      assert_kind_of String, layer
-      assert_equal OjsRetry::RetryPolicy.new(S.adoption_layer(job)), OjsRetry::RetryPolicy.new(layer), job.inspect
+      assert_nil layer
+      assert_equal 1, defaults.size
+      assert_kind_of OjsRetry::RetryPolicy, defaults[0]
+      assert_equal OjsRetry::RetryPolicy.new(S.adoption_layer(job)), defaults[0], job.inspect
+      assert_same defaults[0], S.layers_of(Class.new, job)[0][0], "built once"
     end
   end
 

@@ -13,6 +13,11 @@ Two pieces, both on BullMQ's own extension points:
   ``settings.backoffStrategy`` for the backoff type ``"ojs-retry"``: it
   returns the delay the wrapper decided for this very failure.
 
+Adoption is one line: :func:`worker` in place of ``bullmq.Worker``. Given no
+policy, it decides a job without a layer of its own by the job's own
+``attempts`` / ``backoff`` through the engine's ``bullmq`` preset
+(:func:`adoption_text`), so producers stay as they are.
+
 The job's policy layer travels in its options (``opts["ojs_retry_policy"]``,
 set by :func:`enqueue`, which validates it first); its §10 retry state in a
 field of the job's own hash (``ojs_retry_state``), removed with the job.
@@ -66,6 +71,7 @@ __all__ = [
     "BACKOFF_TYPE",
     "STALLED_TYPE",
     "Processor",
+    "adoption_text",
     "dead_letter_key",
     "dead_letters",
     "enqueue",
@@ -153,6 +159,8 @@ class Processor:
     """The worker's processor: runs ``handler(job, token)`` and decides failures.
 
     ``ojs_retry_policy`` is the queue's default layer (a job's own layer goes over it);
+    with none, a job without a layer of its own keeps its BullMQ ``attempts`` /
+    ``backoff``, read through the ``bullmq`` preset (:func:`adoption_text`);
     ``listeners`` see every decision carried out; ``timeout_ms`` bounds each
     run (an overrun is a timed-out failure).
     """
@@ -225,9 +233,13 @@ class Processor:
         raise _bullmq().DelayedError()
 
     def _transact(self, job: Any, attempt: int, failure: Failure, state: str | None, now: int) -> Outcome:
+        layer = job.opts.get(POLICY_KEY)
+        # No OJS policy anywhere: the job's own attempts / backoff (the
+        # one-line adoption), read before _carry_out hands its backoff to the engine.
+        defaults = self.defaults if self.defaults is not None or layer is not None else adoption_text(job.opts)
         return transact(
-            self.defaults,
-            job.opts.get(POLICY_KEY),
+            defaults,
+            layer,
             state,
             attempt,
             failure,
@@ -274,6 +286,56 @@ class Processor:
         if exc is not None and not _storable(exc):
             raise error from None  # its traceback would carry the handler's text
         raise error
+
+
+#: BullMQ's built-in backoff types: the ``bullmq`` preset's ``backoff.type``.
+_BUILT_IN = ("fixed", "exponential")
+#: The adoption documents made, by the job's own options (jobs of one kind
+#: carry one ``attempts`` / ``backoff``); bounded, as the engine's caches are.
+_ADOPTED: dict[str, str] = {}
+_ADOPTED_LIMIT = 256
+
+
+def adoption_text(opts: Mapping[str, Any]) -> str | None:
+    """The one-line adoption: the ``bullmq`` preset of a job's own options.
+
+    A job with no OJS policy anywhere (no workers' defaults, no layer of its
+    own) is decided by the preset of its ``attempts`` / ``backoff``
+    (``runtime: "python"``), so its producer stays as it is. Returns the
+    preset document's text, to be the transaction's defaults (a preset is
+    the only layer); ``None`` for a job enqueued for the engine
+    (:func:`job_options` with no policy: backoff type ``"ojs-retry"``),
+    which keeps the spec's default policy. A backoff BullMQ does not build
+    in is handed over as it is: the preset refuses it, and the transaction
+    dead-letters the job with the reason.
+
+    >>> adoption_text({"attempts": 3, "backoff": {"type": "fixed", "delay": 500}})
+    '{"preset": {"system": "bullmq", "runtime": "python", "attempts": 3, "backoff": {"type": "fixed", "delay": 500}}}'
+    >>> adoption_text({"attempts": ATTEMPTS, "backoff": {"type": BACKOFF_TYPE}}) is None
+    True
+    """
+    raw = opts.get("backoff")
+    kind = raw.get("type") if isinstance(raw, Mapping) else None
+    if kind == BACKOFF_TYPE:
+        return None
+    # BullMQ's Job gives a job without ``attempts`` 0 (one run, as 1).
+    attempts = opts.get("attempts", 0)
+    if not (isinstance(raw, Mapping) and kind in _BUILT_IN):
+        return _adoption_document(attempts, raw)
+    # repr: 1, 1.0 and True are one dict key but three documents.
+    key = repr((attempts, kind, raw.get("delay"), raw.get("jitter")))
+    text = _ADOPTED.get(key)
+    if text is None:
+        # BullMQ reads only these of a built-in backoff; anything beside them is for custom strategies.
+        text = _adoption_document(attempts, {k: raw[k] for k in ("type", "delay", "jitter") if k in raw})
+        if len(_ADOPTED) >= _ADOPTED_LIMIT:
+            del _ADOPTED[next(iter(_ADOPTED))]
+        _ADOPTED[key] = text
+    return text
+
+
+def _adoption_document(attempts: Any, backoff: Any) -> str:
+    return json.dumps({"preset": {"system": "bullmq", "runtime": "python", "attempts": attempts, "backoff": backoff}})
 
 
 def _storable(exc: BaseException) -> bool:

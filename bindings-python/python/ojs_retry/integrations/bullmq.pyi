@@ -9,6 +9,7 @@ __all__ = [
     "BACKOFF_TYPE",
     "STALLED_TYPE",
     "Processor",
+    "adoption_text",
     "dead_letter_key",
     "dead_letters",
     "enqueue",
@@ -22,6 +23,7 @@ STALLED_TYPE: Final[str]
 
 Handler = Callable[..., Awaitable[Any]]
 
+def adoption_text(opts: Mapping[str, Any]) -> str | None: ...
 def dead_letter_key(queue_name: str, prefix: str = "bull") -> str: ...
 def job_options(
     opts: Mapping[str, Any] | None = None,

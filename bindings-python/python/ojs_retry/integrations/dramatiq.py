@@ -1,5 +1,15 @@
 """Dramatiq on an OJS retry policy: a middleware replacing ``Retries``.
 
+Adoption is one line, and changes nothing until a policy is given: the
+broker built with ``middleware=middleware_with_ojs_retries()`` (Dramatiq's
+default middleware, :class:`OjsRetries` in ``Retries``' place). With no
+defaults, an actor and message without an OJS layer keep their own
+``max_retries``, ``min_backoff``, ``max_backoff`` and ``throws``, which the
+engine reads through its ``dramatiq`` preset (:func:`adoption_layer`); an
+actor's ``retry_when`` is still called, as ``Retries`` calls it: with it
+the preset's ``max_retries`` is unlimited and a False answer is the
+failure's handler code ``DEAD_LETTER`` (``.XQ``).
+
     from ojs_retry.integrations.dramatiq import OjsRetries, JobError, middleware_without_retries, send
 
     broker = RedisBroker(url=..., middleware=middleware_without_retries())
@@ -25,7 +35,9 @@ What it maps:
   the actor's ``throws`` is a non-retryable match: the listed classes' types
   are added to the actor's ``non_retryable_errors``, and an instance of a
   subclass is recorded under the listed class's type (Dramatiq matches with
-  ``isinstance``, the engine matches type strings);
+  ``isinstance``, ``non_retryable_errors`` the type alone); adopted, the
+  ``dramatiq`` preset's ``throws`` matches a subclass by the failure's
+  ancestors, and it is recorded under its own type;
 * an attempt whose worker died (the broker redelivers the message with
   ``retries`` unchanged) is decided as a timed-out attempt before anything
   runs again. It is found by a run mark — ``add`` on a Dramatiq
@@ -85,7 +97,9 @@ __all__ = [
     "JobError",
     "OjsRetries",
     "PolicyRefused",
+    "adoption_layer",
     "dead_letter_key",
+    "middleware_with_ojs_retries",
     "middleware_without_retries",
     "send",
 ]
@@ -99,6 +113,9 @@ _Retry = class_of(_errors, "Retry")
 
 #: The error type of an attempt whose worker died before it reported.
 LOST_TYPE = "dramatiq.WorkerLost"
+#: The options of Dramatiq's ``Retries`` the ``dramatiq`` preset reads, as
+#: Retries reads them: the message's, else the actor's.
+ADOPTED_OPTIONS = ("max_retries", "min_backoff", "max_backoff")
 #: How long a run mark is kept (ms): a message redelivered later than this
 #: after its worker died is run again as the same attempt.
 MARK_TTL_MS = 24 * 3600 * 1000
@@ -128,6 +145,48 @@ def middleware_without_retries() -> list[Any]:
     return [m() for m in mw.default_middleware if m is not mw.Retries]
 
 
+def _throws(options: Any) -> tuple[type[BaseException], ...]:
+    throws = options.get("throws") or ()
+    return tuple(throws) if isinstance(throws, (tuple, list)) else (throws,)
+
+
+def middleware_with_ojs_retries(ojs_retry_policy: PolicyLayer | RetryPolicy | None = None, **kwargs: Any) -> list[Any]:
+    """Dramatiq's default middleware with :class:`OjsRetries` in ``Retries``' place.
+
+    ``RedisBroker(url=..., middleware=middleware_with_ojs_retries())``: the
+    one-line adoption. The arguments are :class:`OjsRetries`'.
+    """
+    mw = require(_middleware, "dramatiq")
+    ojs = OjsRetries(ojs_retry_policy, **kwargs)
+    return [ojs if m is mw.Retries else m() for m in mw.default_middleware]
+
+
+def adoption_layer(actor_options: Any, message_options: Any) -> dict[str, Any]:
+    """The ``dramatiq`` preset of an actor and message without an OJS layer.
+
+    ``max_retries``, ``min_backoff`` and ``max_backoff`` as ``Retries``
+    reads them (the message's option, else the actor's, else the preset's
+    default, which is Retries'), ``throws`` as the listed classes' error
+    types; with a ``retry_when`` on the actor, ``max_retries`` is unlimited
+    (``Retries`` does not consult it; the answer is the failure's code).
+
+    >>> adoption_layer({"max_retries": 3, "throws": (KeyError,)}, {"min_backoff": 100})
+    {'preset': {'system': 'dramatiq', 'max_retries': 3, 'min_backoff': 100, 'throws': ['KeyError']}}
+    """
+    options: dict[str, Any] = {"system": "dramatiq"}
+    for name in ADOPTED_OPTIONS:
+        if name in message_options:
+            options[name] = message_options[name]
+        elif name in actor_options:
+            options[name] = actor_options[name]
+    if actor_options.get("retry_when") is not None:
+        options["max_retries"] = None
+    throws = _throws(actor_options)
+    if throws:
+        options["throws"] = [error_type_of(c) for c in throws]
+    return {"preset": options}
+
+
 @renamed_keywords(ojs_policy=POLICY_KEY)
 def send(actor: Any, *args: Any, ojs_retry_policy: PolicyLayer | RetryPolicy | None = None, **kwargs: Any) -> Any:
     """``actor.send`` validating the message's ``ojs_retry_policy`` first.
@@ -144,11 +203,6 @@ def send(actor: Any, *args: Any, ojs_retry_policy: PolicyLayer | RetryPolicy | N
         return actor.send_with_options(args=args, kwargs=kwargs, **{POLICY_KEY: layer_text(ojs_retry_policy)})
     except PolicyRefused as refused:
         raise refused.error from None
-
-
-def _throws(options: Any) -> tuple[type[BaseException], ...]:
-    throws = options.get("throws") or ()
-    return tuple(throws) if isinstance(throws, (tuple, list)) else (throws,)
 
 
 class OjsRetries(_Middleware):  # type: ignore[misc]
@@ -188,7 +242,18 @@ class OjsRetries(_Middleware):  # type: ignore[misc]
 
     @property
     def actor_options(self) -> set[str]:
-        return {POLICY_KEY, "throws"}
+        return {POLICY_KEY, "throws", "retry_when", *ADOPTED_OPTIONS}
+
+    def _adopted(self, actor_options: Any, message_options: Any) -> bool:
+        """No policy anywhere: the actor's and message's own Retries options."""
+        return self.policy is None and actor_options.get(POLICY_KEY) is None and POLICY_KEY not in message_options
+
+    def _adoption_text(self, actor_options: Any, message_options: Any) -> str:
+        """:func:`adoption_layer` as JSON text, validated: a bad option is a
+        ``PolicyError`` where the actor is declared or the message sent."""
+        text = layer_text(adoption_layer(actor_options, message_options))
+        resolve_policy(text)
+        return text
 
     def actor_defaults(self, actor_options: dict[str, Any]) -> RetryPolicy | None:
         """The middleware's defaults <- the actor's ``ojs_retry_policy``, with
@@ -216,16 +281,22 @@ class OjsRetries(_Middleware):  # type: ignore[misc]
     def before_declare_actor(self, broker: Any, actor: Any) -> None:
         try:
             self.actor_defaults(actor.options)
+            if self._adopted(actor.options, {}):
+                self._adoption_text(actor.options, {})
         except PolicyError as error:
             raise PolicyRefused(error) from error
 
     def before_enqueue(self, broker: Any, message: Any, delay: int | None) -> None:
+        if STATE_KEY in message.options:
+            return  # a retry this middleware enqueues: checked when first sent, and by the decision
         layer = message.options.get(POLICY_KEY)
-        if layer is None or STATE_KEY in message.options:
-            # No layer, or a retry this middleware enqueues (its layer was
-            # checked when it was first sent, and again by the decision).
-            return
         try:
+            if layer is None:
+                actor_options = broker.get_actor(message.actor_name).options
+                if self._adopted(actor_options, message.options) and \
+                        any(name in message.options for name in ADOPTED_OPTIONS):
+                    self._adoption_text(actor_options, message.options)
+                return
             text = validate_job_policy(layer, self._actor_defaults(broker, message.actor_name))
         except PolicyError as error:
             raise PolicyRefused(error) from error
@@ -260,14 +331,29 @@ class OjsRetries(_Middleware):  # type: ignore[misc]
 
     def _failure(self, broker: Any, message: Any, exception: BaseException) -> Failure:
         failure = failure_from_exception(exception, timeout_types=self.timeout_types)
-        thrown = [c for c in _throws(broker.get_actor(message.actor_name).options) if isinstance(exception, c)]
-        return dataclasses.replace(failure, type=error_type_of(thrown[0])) if thrown else failure
+        options = broker.get_actor(message.actor_name).options
+        adopted = self._adopted(options, message.options)
+        thrown = [c for c in _throws(options) if isinstance(exception, c)]
+        if thrown:
+            # The preset matches a subclass by the failure's ancestors; a
+            # plain policy's non_retryable_errors match its type alone.
+            return failure if adopted else dataclasses.replace(failure, type=error_type_of(thrown[0]))
+        retry_when = options.get("retry_when")
+        if retry_when is not None and failure.code is None and adopted and \
+                not retry_when(int(message.options.get("retries", 0)), exception):
+            # Retries' answer: the message fails (Retries asks before it
+            # counts the attempt, and only for what ``throws`` lets through).
+            return dataclasses.replace(failure, code="DEAD_LETTER")
+        return failure
 
     def _decide(self, broker: Any, message: Any, failure: Failure, exception: BaseException | None) -> None:
         attempt = int(message.options.get("retries", 0)) + 1
         now = now_ms()
+        options = broker.get_actor(message.actor_name).options
+        adopted = self._adopted(options, message.options)
         out = transact(
-            self._actor_defaults(broker, message.actor_name),
+            layer_text(adoption_layer(options, message.options)) if adopted
+            else self._actor_defaults(broker, message.actor_name),
             message.options.get(POLICY_KEY),
             message.options.get(STATE_KEY),
             attempt,

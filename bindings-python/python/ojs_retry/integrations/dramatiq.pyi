@@ -13,13 +13,16 @@ __all__ = [
     "JobError",
     "OjsRetries",
     "PolicyRefused",
+    "adoption_layer",
     "dead_letter_key",
+    "middleware_with_ojs_retries",
     "middleware_without_retries",
     "send",
 ]
 
 LOST_TYPE: Final[str]
 MARK_TTL_MS: Final[int]
+ADOPTED_OPTIONS: Final[tuple[str, ...]]
 DeadLetters = Callable[[Any, Any, str], None]
 
 def dead_letter_key(queue: str, namespace: str = "dramatiq") -> str: ...
@@ -33,6 +36,8 @@ class PolicyRefused(Exception):
     def __init__(self, error: PolicyError) -> None: ...
 
 def middleware_without_retries() -> list[Any]: ...
+def middleware_with_ojs_retries(ojs_retry_policy: PolicyLayer | RetryPolicy | None = None, **kwargs: Any) -> list[Any]: ...
+def adoption_layer(actor_options: Any, message_options: Any) -> dict[str, Any]: ...
 def send(
     actor: Any,
     *args: Any,

@@ -1,5 +1,12 @@
 """RQ on an OJS retry policy: an exception handler and the job's retry fields.
 
+Adoption is one line, and changes nothing until a policy is given: run
+:class:`OjsWorker` in place of ``rq.Worker`` (``rq worker -w
+ojs_retry.integrations.rq.OjsWorker``). With no defaults, a job carrying no
+OJS layer keeps its own ``Retry(max=..., interval=...)``, which the engine
+reads through its ``rq`` preset (:func:`adoption_layer`); a job without
+``Retry`` is not retried, as in RQ.
+
     from ojs_retry.integrations.rq import OjsRetry, JobError
 
     ojs = OjsRetry({"max_attempts": 5, "on_exhaustion": "dead_letter"})
@@ -19,7 +26,9 @@ looks at the job's retry fields, so the handler decides and sets them:
 * discard: ``retries_left = 0`` and ``failure_ttl = 0``: RQ deletes the job
   instead of keeping it in the ``FailedJobRegistry``.
 
-The attempt counter is ``job.meta["ojs_retry_attempts"]`` (RQ's
+A worker's handlers overwrite the job's retry fields, so the policy an
+adopted job runs on is kept in ``job.meta["ojs_retry_adopted"]`` at its
+first failure. The attempt counter is ``job.meta["ojs_retry_attempts"]`` (RQ's
 raised-exception path keeps no count of its own beyond ``retries_left``);
 the engine's failure transaction rebases the carried state onto it.
 ``JobTimeoutException`` is a timeout; so is ``AbandonedJobError`` (a worker
@@ -52,7 +61,17 @@ from ._core import (
     validate_job_policy,
 )
 
-__all__ = ["ATTEMPTS_META_KEY", "DEAD_LETTER_META_KEY", "TERMINAL_META_KEY", "JobError", "OjsRetry", "delay_seconds"]
+__all__ = [
+    "ADOPTED_META_KEY",
+    "ATTEMPTS_META_KEY",
+    "DEAD_LETTER_META_KEY",
+    "TERMINAL_META_KEY",
+    "JobError",
+    "OjsRetry",
+    "OjsWorker",
+    "adoption_layer",
+    "delay_seconds",
+]
 
 #: Where a dead-lettered job's record is, in ``job.meta``.
 DEAD_LETTER_META_KEY = "ojs_dead_letter"
@@ -61,9 +80,18 @@ DEAD_LETTER_META_KEY = "ojs_dead_letter"
 ATTEMPTS_META_KEY = "ojs_retry_attempts"
 #: The terminal action decided, in ``job.meta``.
 TERMINAL_META_KEY = "ojs_retry_terminal"
+#: The policy (JSON text) of a job adopted with its own ``Retry``, in
+#: ``job.meta``: read from the job's retry fields at its first failure,
+#: before the handler overwrites them.
+ADOPTED_META_KEY = "ojs_retry_adopted"
+#: RQ without ``Retry``: the failed job goes to the FailedJobRegistry at once
+#: (the ``rq`` preset's ``max`` is at least 1, as RQ's ``Retry`` requires).
+_NO_RETRY = {"max_attempts": 1, "on_exhaustion": "dead_letter"}
 
 _exceptions = import_optional("rq.exceptions")
 _timeouts = import_optional("rq.timeouts")
+_worker = import_optional("rq.worker")
+_Worker: Any = _worker.Worker if _worker else object
 
 
 def _encodable_args(exc: BaseException) -> None:
@@ -97,6 +125,27 @@ def delay_seconds(delay_ms: int, now: int) -> int:
     if delay_ms <= 0:
         return 0
     return math.ceil((now + delay_ms) / 1000) - now // 1000
+
+
+def adoption_layer(retries_left: int | None, retry_intervals: list[int] | None) -> dict[str, Any]:
+    """The policy of a job that carries no OJS layer, from its RQ retry fields.
+
+    RQ's ``Retry(max, interval)`` sets ``retries_left = max`` and
+    ``retry_intervals`` (a list): the ``rq`` preset with those options. A
+    job without ``Retry`` (``retries_left`` None) is not retried: one
+    attempt, then the FailedJobRegistry (a dead letter).
+
+    >>> adoption_layer(3, [1, 2])
+    {'preset': {'system': 'rq', 'max': 3, 'interval': [1, 2]}}
+    >>> adoption_layer(None, None)
+    {'max_attempts': 1, 'on_exhaustion': 'dead_letter'}
+    """
+    if retries_left is None:
+        return dict(_NO_RETRY)
+    options: dict[str, Any] = {"system": "rq", "max": retries_left}
+    if retry_intervals is not None:
+        options["interval"] = list(retry_intervals)
+    return {"preset": options}
 
 
 class OjsRetry:
@@ -164,12 +213,24 @@ class OjsRetry:
         message = f"work horse {retpid} terminated (waitpid {ret_val})"
         self._decide(job, Failure("rq.WorkHorseKilled", None, True, message))
 
+    def _defaults(self, job: Any) -> PolicyLayer | RetryPolicy | None:
+        """The worker's defaults; with none, and no layer on the job, the
+        policy of the job's own ``Retry`` (kept in its meta)."""
+        meta = job.meta
+        if self.policy is not None or meta.get(POLICY_KEY) is not None:
+            return self.policy
+        if meta.get(ADOPTED_META_KEY) is None:
+            layer = adoption_layer(job.retries_left, job.retry_intervals)
+            meta[ADOPTED_META_KEY] = json.dumps(layer, separators=(",", ":"))
+        text: str = meta[ADOPTED_META_KEY]
+        return text
+
     def _decide(self, job: Any, failure: Failure) -> None:
         meta = job.meta
         attempt = int(meta.get(ATTEMPTS_META_KEY) or 0) + 1
         now = now_ms()
         out = transact(
-            self.policy,
+            self._defaults(job),
             meta.get(POLICY_KEY),
             meta.get(STATE_KEY),
             attempt,
@@ -195,3 +256,37 @@ class OjsRetry:
                 meta[DEAD_LETTER_META_KEY] = json.loads(out.dead_letter or "null")
         job.save_meta()
         tell(self.listeners, "rq", str(job.id), attempt, failure, out, now, queue=job.origin)
+
+
+class OjsWorker(_Worker):  # type: ignore[misc]
+    """``rq.Worker`` with the integration's handlers: the one-line adoption.
+
+    ``OjsWorker([queue], connection=redis).work(with_scheduler=True)``, or
+    from the command line ``rq worker --with-scheduler -w
+    ojs_retry.integrations.rq.OjsWorker``. The policy is ``ojs_retry=`` (an
+    :class:`OjsRetry`), else the class's :attr:`ojs_retry` (a subclass sets
+    it for the command line), else ``OjsRetry()``: no defaults, so every job
+    without an OJS layer keeps its own ``Retry``. Handlers given with
+    ``exception_handlers=`` run after the integration's (they see its
+    decision in the job's retry fields); a ``work_horse_killed_handler``
+    after the integration's.
+    """
+
+    #: The integration a subclass runs on (None: ``OjsRetry()``).
+    ojs_retry: OjsRetry | None = None
+
+    def __init__(self, *args: Any, ojs_retry: OjsRetry | None = None, **kwargs: Any) -> None:
+        require(_worker, "rq")
+        ojs = ojs_retry or type(self).ojs_retry or OjsRetry()
+        given = kwargs.pop("exception_handlers", None)
+        given = list(given) if isinstance(given, (list, tuple)) else [] if given is None else [given]
+        killed = kwargs.pop("work_horse_killed_handler", None)
+
+        def on_killed(job: Any, retpid: int, ret_val: int, rusage: Any) -> None:
+            ojs.work_horse_killed_handler(job, retpid, ret_val, rusage)
+            if killed is not None:
+                killed(job, retpid, ret_val, rusage)
+
+        super().__init__(*args, exception_handlers=[ojs.exception_handler, *given],
+                         work_horse_killed_handler=on_killed, **kwargs)
+        self.ojs_retry = ojs

@@ -72,10 +72,10 @@ module OjsRetry
         return if job.key?("retry_count") || job[CHECKED_KEY]
 
         job[POLICY_KEY] = Sidekiq.plain(job[POLICY_KEY]) if job[POLICY_KEY].is_a?(RetryPolicy)
-        defaults, layer = Sidekiq.layers_of(worker_class, job)
+        defaults, layer, given = Sidekiq.resolve(worker_class, job)
         # No policy given anywhere: Sidekiq's own options, taken as Sidekiq
         # takes them.
-        return if defaults.empty? && job[POLICY_KEY].nil?
+        return unless given
 
         RetryPolicy.merge(*defaults, *[layer].compact)
         job[CHECKED_KEY] = true if job.key?("at")

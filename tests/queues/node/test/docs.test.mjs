@@ -1,8 +1,9 @@
 // The blocks of the docs marked `<!-- run: tests/queues/node/test/docs.test.mjs -->`
 // (found by tests/docs/fences.py) run as written on the test Redis, only its
-// address replaced: docs/integrations.md's BullMQ (Node) example to its end
-// (pay-1 retried once then charged, pay-2 dead-lettered by its handler
-// code), and the package README's worker, which runs until stopped: stopped
+// address replaced: docs/integrations.md's BullMQ (Node) one-line adoption
+// (a plain queue.add's own exponential backoff, retried twice by a worker
+// given no policy) and example to their end (pay-1 retried once then
+// charged, pay-2 dead-lettered by its handler code), and the package README's worker, which runs until stopped: stopped
 // by pid once the job it added was charged.
 import assert from 'node:assert/strict'
 import { execFile, execFileSync, spawn } from 'node:child_process'
@@ -18,12 +19,39 @@ const BLOCKS = JSON.parse(
   execFileSync('python3', [`${ROOT}tests/docs/fences.py`, 'tests/queues/node/test/docs.test.mjs'], { encoding: 'utf8' }),
 )
 
-function example() {
+/** docs/integrations.md's BullMQ (Node) blocks, in order: the one-line adoption, then the example. */
+function section() {
   const found = BLOCKS.filter((b) => b.path === 'docs/integrations.md')
-  assert.equal(found.length, 1, "docs/integrations.md's BullMQ (Node) example is marked for this test")
-  assert.equal(found[0].heading, 'BullMQ (Node) (`ojs-retry/bullmq`)')
-  return found[0].code
+  assert.equal(found.length, 2, "docs/integrations.md's BullMQ (Node) adoption and example are marked for this test")
+  for (const b of found) assert.equal(b.heading, 'BullMQ (Node) (`ojs-retry/bullmq`)')
+  return found.map((b) => b.code)
 }
+const example = () => section()[1]
+
+/** Runs a block as an ES module on the test Redis; its stdout. */
+async function runBlock(code) {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code], {
+    cwd: new URL('..', import.meta.url),
+    env: { ...process.env, REDIS_URL: redisUrl() },
+    timeout: 30000,
+  })
+  return stdout
+}
+
+test('the one-line adoption runs: the job keeps its own attempts and exponential backoff', async () => {
+  const queue = new Queue('emails', { connection: connectionOf(redisUrl()) })
+  await queue.obliterate({ force: true })
+  try {
+    const stdout = await runBlock(section()[0])
+    // What the block's comment says it prints: BullMQ's own delays for attempts: 3, exponential 100.
+    assert.deepEqual(stdout.trim().split('\n'), ['mail-1 1 100', 'mail-1 2 200'])
+    const job = await queue.getJob('mail-1')
+    assert.deepEqual([await job.getState(), job.attemptsMade], ['completed', 3])
+  } finally {
+    await queue.obliterate({ force: true })
+    await queue.close()
+  }
+})
 
 /** The blocks that start a worker and never end: each package README's. */
 const WORKERS = BLOCKS.filter((b) => b.path !== 'docs/integrations.md')
@@ -32,11 +60,7 @@ test('the docs example runs', async () => {
   const queue = new Queue('payments', { connection: connectionOf(redisUrl()) })
   await queue.obliterate({ force: true })
   try {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', example()], {
-      cwd: new URL('..', import.meta.url),
-      env: { ...process.env, REDIS_URL: redisUrl() },
-      timeout: 30000,
-    })
+    const stdout = await runBlock(example())
     const lines = stdout.trim().split('\n')
     assert.match(lines[0], /^pay-[12] 1 /)
     assert.ok(lines.some((l) => /^pay-1 1 retry \d+$/.test(l)), stdout)

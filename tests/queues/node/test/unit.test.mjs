@@ -11,6 +11,7 @@ import {
   BACKOFF_TYPE,
   JobError,
   POLICY_KEY,
+  adoptionText,
   deadLetterKey,
   errorTypeOf,
   failureFromError,
@@ -126,3 +127,21 @@ describe('job options', () => {
 function throwsField(fn, code, field) {
   assert.throws(fn, (e) => e instanceof OjsRetryError && e.code === code && e.field === field, `${code} ${field}`)
 }
+
+describe('the one-line adoption', () => {
+  const doc = (opts) => JSON.parse(adoptionText(opts, 'node')).preset
+  test("a job's own attempts and backoff, as BullMQ reads them (a built-in backoff's other keys dropped)", () => {
+    assert.deepEqual(doc({ attempts: 4, backoff: { type: 'exponential', delay: 100, jitter: 0.5, extra: 1 } }), {
+      system: 'bullmq', runtime: 'node', attempts: 4, backoff: { type: 'exponential', delay: 100, jitter: 0.5 },
+    })
+    assert.deepEqual(doc({}), { system: 'bullmq', runtime: 'node', attempts: 0, backoff: null })
+    assert.equal(adoptionText(jobOptions({}), 'node'), null, 'a job enqueued for the engine keeps the spec defaults')
+  })
+  test('values that print alike are never one cached document', () => {
+    const backoff = { type: 'fixed', delay: 5 }
+    assert.equal(doc({ attempts: '3', backoff }).attempts, '3')
+    assert.equal(doc({ attempts: 3, backoff }).attempts, 3)
+    assert.equal(doc({ attempts: 3, backoff: { type: 'fixed', delay: '5' } }).backoff.delay, '5')
+    assert.throws(() => new RetryPolicy(adoptionText({ attempts: '3', backoff }, 'node')), (e) => e instanceof OjsRetryError && e.field === 'preset')
+  })
+})
