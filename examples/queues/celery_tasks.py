@@ -1,4 +1,4 @@
-"""Celery on an OJS policy (docs/integrations.md): run a worker with
+"""Celery on the engine in one line (docs/integrations.md): run a worker with
 ``celery -A celery_tasks worker`` and call ``enqueue()``."""
 
 from __future__ import annotations
@@ -7,18 +7,22 @@ import os
 
 from celery import Celery  # type: ignore[import-untyped]
 
-from ojs_retry import RetryPolicy
-from ojs_retry.integrations.celery import JobError, OjsTask
+from ojs_retry.integrations.celery import JobError, OjsTask, install
 
 app = Celery("shop", broker=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+# Every task on the engine; one without an OJS policy keeps its own Celery retry options.
+install(app)
 
 
-class ShopTask(OjsTask):
-    # Queue defaults; a preset is a policy like any other: RetryPolicy.preset("celery", ...).
-    ojs_retry_policy = RetryPolicy({"max_attempts": 5, "initial_interval": "PT1S", "on_exhaustion": "dead_letter"})
+@app.task(name="shop.fetch_rates", autoretry_for=(ConnectionError,), retry_backoff=True,  # type: ignore[untyped-decorator]
+          max_retries=5)
+def fetch_rates(currency: str) -> str:
+    return currency
 
 
-@app.task(bind=True, base=ShopTask, name="shop.charge")  # type: ignore[untyped-decorator]
+# One option moves a task to an OJS policy.
+@app.task(bind=True, name="shop.charge",  # type: ignore[untyped-decorator]
+          ojs_retry_policy={"max_attempts": 5, "initial_interval": "PT1S", "on_exhaustion": "dead_letter"})
 def charge(self: OjsTask, order_id: int) -> str:
     if order_id < 0:
         raise JobError("payment.card_stolen", code="DEAD_LETTER", message=f"order {order_id}")

@@ -102,7 +102,7 @@ def _wait_for(log: Path, line: str, worker: subprocess.Popen[bytes]) -> str:
     return text
 
 
-@check("Celery (`ojs_retry.integrations.celery`)")
+@check("Celery: a worker and a producer")
 def celery_quick_start(redis_url: str, tmp_path: Path) -> None:
     """tasks.py and producer.py written as files (a block's first line names
     its file), the worker started with the block's command (``celery`` as

@@ -1,4 +1,16 @@
-"""Celery on an OJS retry policy: a ``Task`` base class.
+"""Celery on an OJS retry policy: one call for the whole app, or a ``Task`` base class.
+
+    from ojs_retry.integrations import celery as ojs_celery
+
+    ojs_celery.install(app)  # every task on the engine, each keeping its own retry options
+
+    @app.task(autoretry_for=(ConnectionError,), max_retries=5)  # unchanged
+    def fetch(url): ...
+
+    @app.task(ojs_retry_policy={"max_attempts": 5})  # this task on an OJS policy
+    def charge(order_id): ...
+
+or, task by task:
 
     from ojs_retry.integrations.celery import OjsTask, JobError
 
@@ -33,12 +45,22 @@ What it maps (docs/integrations.md has the whole table):
 
 The job's policy layer and its §10 state travel in the message headers
 (``ojs_retry_policy``, ``ojs_retry_state``); the jitter key is the task id.
+
+:func:`install` makes :class:`OjsAppTask` the app's ``Task`` (Celery's own
+way to change the base of every ``@app.task``): a task with no OJS policy is
+decided by the ``celery`` preset of its own ``autoretry_for``,
+``dont_autoretry_for``, ``retry_backoff``, ``retry_backoff_max``,
+``retry_jitter``, ``max_retries``, ``default_retry_delay`` (and
+``retry_kwargs``' ``max_retries`` / ``countdown``), read as Celery's
+autoretry reads them; Celery's own autoretry wrapper is not installed.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import math
+import warnings
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -51,17 +73,19 @@ from ._core import (
     Listener,
     class_of,
     dead_letter_properties,
+    error_type_of,
     failure_from_exception,
     import_optional,
     now_ms,
     renamed_keywords,
     require,
+    resolve_policy,
     tell,
     transact,
     validate_job_policy,
 )
 
-__all__ = ["JobError", "OjsRequest", "OjsTask", "dead_letter_key"]
+__all__ = ["JobError", "OjsAppTask", "OjsRequest", "OjsTask", "dead_letter_key", "install"]
 
 _celery = import_optional("celery")
 _kombu = import_optional("kombu")
@@ -129,6 +153,8 @@ class OjsRequest(class_of(_request, "Request")):  # type: ignore[misc]
         message acknowledged), False when Celery's own failure handling is
         to follow (discard, dead letter after its record was written)."""
         task: OjsTask = self.task
+        if not task._ojs_decides_lost(self._context):
+            return False
         failure = dataclasses.replace(failure_from_exception(exc), timed_out=True)
         now = now_ms()
         out = task._ojs_transact(self._context, failure, now)
@@ -204,7 +230,7 @@ class OjsTask(class_of(_celery, "Task") if _celery else object):  # type: ignore
 
         Raises :class:`ojs_retry.PolicyError` before anything is sent.
         """
-        text = validate_job_policy(ojs_retry_policy, self.ojs_retry_policy)
+        text = validate_job_policy(ojs_retry_policy, self._ojs_defaults(carried=True))
         if text is not None:
             options["headers"] = {**(options.get("headers") or {}), POLICY_KEY: text}
         return super().apply_async(args, kwargs, task_id, producer, link, link_error, shadow, **options)
@@ -224,12 +250,37 @@ class OjsTask(class_of(_celery, "Task") if _celery else object):  # type: ignore
         now = now_ms()
         out = self._ojs_transact(self.request, failure, now)
         if out.decision.action == "retry":
-            headers = self._ojs_headers(self.request, out)
-            retry = self.retry(exc=exc, countdown=(out.decision.delay_ms or 0) / 1000, headers=headers, throw=False)
+            retry = self._ojs_retry(exc, out)
             self._ojs_tell(self.request, failure, out, now)
             raise retry
         self._ojs_dead_letter(self.request, out)
         self._ojs_tell(self.request, failure, out, now)
+
+    def _ojs_retry(self, exc: Exception, out: Outcome) -> Any:
+        """``self.retry`` with the engine's delay; Celery's ``max_retries``
+        never stops it (``None`` on an ``OjsTask``; a task's own limit under
+        :func:`install` is for its own ``self.retry`` calls)."""
+        headers = self._ojs_headers(self.request, out)
+        options = self._ojs_retry_options()
+        if self.max_retries is not None:
+            options["max_retries"] = math.inf
+        try:
+            return self.retry(exc=exc, countdown=(out.decision.delay_ms or 0) / 1000, headers=headers, throw=False,
+                              **options)
+        finally:
+            # Task.retry keeps a given limit on the task (for Celery's autoretry wrapper only).
+            vars(self).pop("override_max_retries", None)
+
+    def _ojs_retry_options(self) -> dict[str, Any]:
+        return {}
+
+    def _ojs_defaults(self, carried: bool) -> Any:
+        """The policy under the job's layer (``carried``: the job has one)."""
+        return self.ojs_retry_policy
+
+    def _ojs_decides_lost(self, request: Any) -> bool:
+        """Whether the engine decides an attempt that never reported."""
+        return True
 
     @staticmethod
     def _ojs_carried(request: Any, key: str) -> Any:
@@ -239,9 +290,10 @@ class OjsTask(class_of(_celery, "Task") if _celery else object):  # type: ignore
         return str((request.delivery_info or {}).get("routing_key") or self.app.conf.task_default_queue)
 
     def _ojs_transact(self, request: Any, failure: Failure, now: int) -> Outcome:
+        layer = self._ojs_carried(request, POLICY_KEY)
         return transact(
-            self.ojs_retry_policy,
-            self._ojs_carried(request, POLICY_KEY),
+            self._ojs_defaults(carried=layer is not None),
+            layer,
             self._ojs_carried(request, STATE_KEY),
             int(request.retries or 0) + 1,
             failure,
@@ -271,3 +323,158 @@ class OjsTask(class_of(_celery, "Task") if _celery else object):  # type: ignore
         attempt = int(request.retries or 0) + 1
         tell(self.ojs_listeners, "celery", str(request.id), attempt, failure, out, now,
              queue=self._ojs_queue(request))
+
+
+# ---------------------------------------------------------------- install()
+
+#: ``retry_kwargs`` keys the engine's decision replaces (the rest — ``queue``,
+#: ``priority`` ... — go to ``self.retry`` as Celery's autoretry passes them).
+_DECIDED_RETRY_KWARGS = frozenset({"max_retries", "countdown", "eta", "exc", "throw", "headers"})
+
+
+def _own_options(task: Any) -> tuple[Any, ...]:
+    """A task's own retry options, read as Celery reads them: its autoretry
+    wrapper (``tuple``, ``float``, ``int``, truth; celery/app/autoretry.py)
+    and ``Task.retry`` (``retry_kwargs``' ``max_retries`` / ``countdown``
+    over the task's; no countdown at all is an immediate retry)."""
+    kwargs = getattr(task, "retry_kwargs", None) or {}
+    max_retries = kwargs.get("max_retries")
+    countdown = kwargs.get("countdown")
+    if countdown is None:
+        countdown = task.default_retry_delay
+    return (
+        tuple(getattr(task, "autoretry_for", None) or ()),
+        tuple(getattr(task, "dont_autoretry_for", None) or ()),
+        task.max_retries if max_retries is None else max_retries,
+        float(getattr(task, "retry_backoff", False)),
+        int(getattr(task, "retry_backoff_max", 600)),
+        bool(getattr(task, "retry_jitter", True)),
+        0 if countdown is None else countdown,
+    )
+
+
+@functools.lru_cache(maxsize=256)  # one per distinct set of tasks' options (a program's tasks: bounded)
+def _preset_text(own: tuple[Any, ...]) -> str:
+    """The ``celery`` preset of :func:`_own_options` as the JSON text the
+    engine reads; raises :class:`ojs_retry.PolicyError` for options it refuses."""
+    autoretry_for, dont_autoretry_for, max_retries, backoff, backoff_max, jitter, delay = own
+    return RetryPolicy.preset("celery", {
+        # Celery's allow-list: without autoretry_for nothing is retried on its own.
+        "autoretry_for": [error_type_of(c) for c in autoretry_for],
+        "dont_autoretry_for": [error_type_of(c) for c in dont_autoretry_for],
+        "max_retries": max_retries,
+        "retry_backoff": backoff,
+        "retry_backoff_max": backoff_max,
+        "retry_jitter": jitter,
+        "default_retry_delay": delay,
+    }).to_json()
+
+
+class OjsAppTask(OjsTask):
+    """The base :func:`install` gives every task of an app.
+
+    A task with an OJS policy — :func:`install`'s ``defaults``, its own
+    ``ojs_retry_policy`` option, or a layer the job carries — runs on it as
+    an :class:`OjsTask` does; one without is decided by the ``celery`` preset
+    of its own retry options, so its retries stay Celery's. Its own
+    ``max_retries`` stays its own for the ``self.retry`` calls it makes.
+
+    >>> from celery import Celery
+    >>> from ojs_retry.integrations.celery import OjsAppTask, install
+    >>> app = Celery("doc")
+    >>> _ = install(app)
+    >>> @app.task(autoretry_for=(ConnectionError,), max_retries=2)
+    ... def fetch(url): ...
+    >>> isinstance(fetch, OjsAppTask), fetch.max_retries
+    (True, 2)
+    """
+
+    abstract = True
+    max_retries = 3  # Celery's own default (install() takes the app's previous base's)
+    #: Celery wraps a task's ``run`` in its autoretry unless the task already
+    #: has ``_orig_run`` (celery/app/autoretry.py): the engine decides instead.
+    _orig_run = None
+    #: :func:`install`'s ``defaults`` (a layer or ``RetryPolicy``), or None.
+    ojs_install_defaults: ClassVar[PolicyLayer | RetryPolicy | None] = None
+    _ojs_given: ClassVar[RetryPolicy | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Checked where the task is made (strict for configuration): its
+        # policy over install()'s defaults, or the preset of its options.
+        given = (cls.ojs_install_defaults, cls.ojs_retry_policy)
+        cls._ojs_given = None if given[0] is None and given[1] is None else resolve_policy(*given)
+        if cls._ojs_given is None:
+            _preset_text(_own_options(cls))
+
+    def _ojs_defaults(self, carried: bool) -> Any:
+        if self._ojs_given is None and not carried:
+            return _preset_text(_own_options(self))
+        return self._ojs_given
+
+    def _ojs_decides_lost(self, request: Any) -> bool:
+        # Under the preset an attempt that never reported stays Celery's, as
+        # before install(): its autoretry never saw one either.
+        return self._ojs_given is not None or self._ojs_carried(request, POLICY_KEY) is not None
+
+    def _ojs_retry_options(self) -> dict[str, Any]:
+        kwargs = getattr(self, "retry_kwargs", None) or {}
+        return {k: v for k, v in kwargs.items() if k not in _DECIDED_RETRY_KWARGS}
+
+
+def install(
+    app: Any,
+    defaults: PolicyLayer | RetryPolicy | None = None,
+    *,
+    listeners: Iterable[Listener] = (),
+    timeout_types: Iterable[type[BaseException]] = (),
+    dead_letter_key: str | None = None,
+    dead_letter_url: str | None = None,
+) -> type[OjsAppTask]:
+    """Puts every task of ``app`` on the engine: the one line of adoption.
+
+    Makes a subclass of :class:`OjsAppTask` and the app's previous base the
+    app's ``Task``, the base of every ``@app.task`` made after it (call it
+    right after ``Celery(...)``; tasks are made when the app is finalized).
+    ``defaults``: a policy under every task's ``ojs_retry_policy`` (with it,
+    a task without one runs on it instead of its Celery options);
+    ``listeners``, ``timeout_types``, ``dead_letter_key``,
+    ``dead_letter_url``: as :class:`OjsTask`'s ``ojs_*`` attributes. A task
+    whose own ``base=`` is not an :class:`OjsTask` keeps Celery's own
+    retries, and is named in a warning once the app is finalized.
+
+    Raises :class:`ojs_retry.PolicyError` for ``defaults`` that are not a policy.
+
+    >>> from celery import Celery
+    >>> from ojs_retry.integrations.celery import install
+    >>> app = Celery("doc")
+    >>> install(app, {"max_attempts": 5}) is app.Task
+    True
+    """
+    require(_celery, "celery")
+    resolve_policy(defaults)
+    previous = getattr(app.Task, "_ojs_previous", app.Task)
+    base = type("Task", (OjsAppTask, previous), {
+        "__module__": __name__,
+        "_ojs_previous": previous,
+        "ojs_install_defaults": defaults,
+        "ojs_listeners": tuple(listeners),
+        "ojs_timeout_types": (*_TIME_LIMITS, *timeout_types),
+        "ojs_dead_letter_key": dead_letter_key,
+        "ojs_dead_letter_url": dead_letter_url,
+        "max_retries": previous.max_retries,
+        "throws": tuple(previous.throws),
+    })
+    app.Task = base
+    if app.finalized:
+        _warn_not_adopted(app)
+    else:
+        app.on_after_finalize.connect(_warn_not_adopted, weak=False)
+    return base
+
+
+def _warn_not_adopted(sender: Any, **_: Any) -> None:
+    names = sorted(n for n, t in sender.tasks.items() if not isinstance(t, OjsTask))
+    if names:
+        warnings.warn(f"ojs_retry: these tasks keep Celery's own retries (made before install(), or their own "
+                      f"base= is not an OjsTask): {', '.join(names)}", stacklevel=2)

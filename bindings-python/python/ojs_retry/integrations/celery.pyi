@@ -5,7 +5,7 @@ from .. import PolicyLayer, RetryPolicy
 from ._core import JobError as JobError
 from ._core import Listener
 
-__all__ = ["JobError", "OjsRequest", "OjsTask", "dead_letter_key"]
+__all__ = ["JobError", "OjsAppTask", "OjsRequest", "OjsTask", "dead_letter_key", "install"]
 
 def dead_letter_key(queue: str) -> str: ...
 
@@ -42,3 +42,19 @@ class OjsTask:
     ) -> Any: ...
     def __init_subclass__(cls, **kwargs: Any) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+class OjsAppTask(OjsTask):
+    """The base ``install`` gives every task of an app."""
+
+    ojs_install_defaults: ClassVar[PolicyLayer | RetryPolicy | None]
+    def __init_subclass__(cls, **kwargs: Any) -> None: ...
+
+def install(
+    app: Any,
+    defaults: PolicyLayer | RetryPolicy | None = None,
+    *,
+    listeners: Iterable[Listener] = (),
+    timeout_types: Iterable[type[BaseException]] = (),
+    dead_letter_key: str | None = None,
+    dead_letter_url: str | None = None,
+) -> type[OjsAppTask]: ...
