@@ -45,7 +45,7 @@ fn carried(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Layer<'static>>> {
         return Ok(None);
     };
     if let Ok(p) = obj.cast::<PyRetryPolicy>() {
-        return Ok(Some(Layer::Policy(Box::new(p.get().inner.clone()))));
+        return Ok(Some(Layer::Json(p.get().inner.to_json().into())));
     }
     if let Ok(s) = obj.cast::<PyRetryState>() {
         return Ok(Some(Layer::Json(s.get().to_json().into())));
@@ -162,9 +162,15 @@ pub(crate) fn run_transaction(
     queue: &str,
     job: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyOutcome> {
-    let defaults = self::defaults(defaults)?;
+    // One built policy is taken as it is (no document read per failure).
+    let built = args::given(defaults).and_then(|d| d.cast::<PyRetryPolicy>().ok());
+    let defaults = match built {
+        Some(_) => Vec::new(),
+        None => self::defaults(defaults)?,
+    };
     let key = key.to_string_lossy();
     let mut t = Transaction::new(&defaults, counter(attempt)?, &key, args::now(py, now)?);
+    t.built = built.map(|p| &p.get().inner);
     t.layer = carried(layer)?;
     t.state = carried(state)?;
     t.history_limit = history_limit;
@@ -188,7 +194,7 @@ pub(crate) fn run_transaction(
         )?,
         state: Py::new(py, PyRetryState::wrap(out.state))?,
         state_json: out.state_json,
-        policy: Py::new(py, PyRetryPolicy::wrap(out.policy))?,
+        policy: Py::new(py, PyRetryPolicy::wrap(out.policy.into_owned()))?,
         notes: out.notes.into_iter().map(|n| (n.kind, n.message)).collect(),
         dead_letter: out.dead_letter,
     })

@@ -56,7 +56,7 @@ fn carried(ruby: &Ruby, v: Option<Value>) -> Result<Option<Layer<'static>>, Erro
         return args::layer(ruby, v).map(Some);
     }
     if let Ok(p) = <&RetryPolicy>::try_convert(v) {
-        return Ok(Some(Layer::Policy(Box::new(p.inner.clone()))));
+        return Ok(Some(Layer::Json(p.inner.to_json().into())));
     }
     if let Ok(s) = <&RetryState>::try_convert(v) {
         return Ok(Some(Layer::Json(s.to_json(&[]).into())));
@@ -80,6 +80,18 @@ fn defaults(ruby: &Ruby, v: Option<Value>) -> Result<Vec<Layer<'static>>, Error>
         out.extend(carried(ruby, Some(list.entry(index)?))?);
     }
     Ok(out)
+}
+
+/// Defaults that are one built policy (a `RetryPolicy`, or an `Array`
+/// holding only one), which the core takes as it is.
+fn built(v: Option<Value>) -> Option<&'static RetryPolicy> {
+    let v = v.filter(|v| !v.is_nil())?;
+    let one = match RArray::from_value(v) {
+        Some(list) if list.len() == 1 => list.entry(0).ok()?,
+        Some(_) => return None,
+        None => v,
+    };
+    <&RetryPolicy>::try_convert(one).ok()
 }
 
 /// A value the core reads as it is (`details:`, `job:`): any Ruby data,
@@ -163,7 +175,11 @@ pub(crate) fn run_transaction(ruby: &Ruby, args: &[Value]) -> Result<Value, Erro
     let more =
         get_kwargs::<_, (), (Opt, Opt, Opt, Opt), ()>(kw.splat, &none, &ids(ruby, &MORE_KW))?;
     let (limit, queue, job, ancestors) = more.optional;
-    let defaults = self::defaults(ruby, defaults)?;
+    let built = built(defaults);
+    let defaults = match built {
+        Some(_) => Vec::new(),
+        None => self::defaults(ruby, defaults)?,
+    };
     let key = lossy(ruby, Some(key), "key")?.unwrap_or_default();
     let queue = lossy(ruby, queue, "queue")?.unwrap_or_default();
     let now = match now.filter(|v| !v.is_nil()) {
@@ -171,6 +187,7 @@ pub(crate) fn run_transaction(ruby: &Ruby, args: &[Value]) -> Result<Value, Erro
         None => crate::clock_ms(ruby)?,
     };
     let mut t = Transaction::new(&defaults, counter(ruby, attempt)?, &key, now);
+    t.built = built.map(|p| &p.inner);
     t.layer = carried(ruby, layer)?;
     t.state = carried(ruby, state)?;
     if let Some(limit) = limit.filter(|v| !v.is_nil()) {
@@ -203,7 +220,7 @@ fn outcome(ruby: &Ruby, out: ojs_retry::transaction::Outcome) -> Result<Value, E
         },
         RetryState::wrap(out.state),
         out.state_json,
-        RetryPolicy::wrap(out.policy),
+        RetryPolicy::wrap(out.policy.into_owned()),
         notes,
         out.dead_letter,
     ))?;

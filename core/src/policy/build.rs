@@ -123,22 +123,9 @@ impl RetryPolicy {
     /// let err = RetryPolicy::from_layers(vec![Layer::JsonBytes(bytes.into())]).unwrap_err();
     /// assert_eq!((err.code().as_str(), err.field()), ("validation.retry_policy_invalid", None));
     /// ```
-    pub fn from_layers(mut layers: Vec<Layer<'_>>) -> Result<Self, Error> {
+    pub fn from_layers(layers: Vec<Layer<'_>>) -> Result<Self, Error> {
         let n = layers.len();
-        if n == 1
-            && matches!(layers.first(), Some(Layer::Policy(_)))
-            && let Some(Layer::Policy(p)) = layers.pop()
-        {
-            return Ok(*p);
-        }
         limits::check_layers(n)?;
-        // In a merge a built policy is its canonical text, as the caller
-        // would have passed it.
-        for layer in &mut layers {
-            if let Layer::Policy(p) = layer {
-                *layer = Layer::Json(p.to_json().into());
-            }
-        }
         // Texts are measured before any is parsed.
         limits::check_layers_total(layers.iter().map(layer_size), n)?;
         let mut values = Vec::with_capacity(n);
@@ -154,7 +141,6 @@ impl RetryPolicy {
                 }
                 Layer::Json(t) => Value::from_json(&t),
                 Layer::JsonBytes(b) => Value::from_json_bytes(&b),
-                Layer::Policy(p) => Ok(Value::from_json(&p.to_json()).unwrap_or_default()),
             };
             match read {
                 Ok(v) => values.push(v),
@@ -353,7 +339,7 @@ fn layer_size(layer: &Layer<'_>) -> usize {
         Layer::Json(t) => t.len(),
         Layer::JsonBytes(b) => b.len(),
         Layer::Value(v) => limits::document_size(v, limits::MAX_DOCUMENT_BYTES),
-        Layer::Unreadable(_) | Layer::Policy(_) => 0,
+        Layer::Unreadable(_) => 0,
     }
 }
 

@@ -17,7 +17,6 @@
 //! ```
 
 use alloc::borrow::Cow;
-use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -59,21 +58,6 @@ pub enum Layer<'a> {
     /// A host value that could not be read, with its fault (see
     /// [`Layer::read`]): reported with the other layers' faults.
     Unreadable(Fault),
-    /// A policy already built (an engine object the caller holds): taken
-    /// as it is when it is the only layer, read as its canonical document
-    /// in a merge. A queue that builds its defaults once pays for no
-    /// parsing when a job fails.
-    ///
-    /// ```
-    /// use ojs_retry::{Layer, RetryPolicy};
-    /// let p = RetryPolicy::from_json(r#"{"max_attempts": 7}"#)?;
-    /// assert_eq!(RetryPolicy::from_layers(vec![Layer::Policy(Box::new(p.clone()))])?, p);
-    /// let job = Layer::Json(r#"{"jitter": false}"#.into());
-    /// let merged = RetryPolicy::from_layers(vec![Layer::Policy(Box::new(p)), job])?;
-    /// assert_eq!((merged.max_attempts(), merged.jitter()), (7, false));
-    /// # Ok::<(), ojs_retry::Error>(())
-    /// ```
-    Policy(Box<RetryPolicy>),
 }
 
 impl Layer<'_> {

@@ -52,6 +52,7 @@
 //! assert!(out.dead_letter.unwrap().contains(r#""job_id":"job-2""#));
 //! ```
 
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -114,6 +115,11 @@ pub struct FailureReport {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Transaction<'a> {
+    /// The queue's defaults already built (a policy the queue made once):
+    /// taken as it is when nothing is layered over it — no `defaults`, no
+    /// job layer — so a failure reads no document; otherwise its canonical
+    /// document is the first layer.
+    pub built: Option<&'a RetryPolicy>,
     /// The queue's default layers, merged in order (its configuration).
     pub defaults: &'a [Layer<'a>],
     /// The policy layer the job carries, merged over the defaults.
@@ -144,6 +150,7 @@ impl<'a> Transaction<'a> {
     #[must_use]
     pub fn new(defaults: &'a [Layer<'a>], attempt: u64, key: &'a str, now_ms: u64) -> Self {
         Self {
+            built: None,
             defaults,
             layer: None,
             state: None,
@@ -183,7 +190,7 @@ pub struct Note {
 /// assert_eq!(out.state.attempt(), 3);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct Outcome<'a> {
     /// Retry (after `delay_ms`, at `next_retry_at`), discard or dead-letter,
     /// and why.
     pub decision: Decision,
@@ -192,24 +199,25 @@ pub struct Outcome {
     /// The state as the §10 text the queue stores (always readable back).
     pub state_json: String,
     /// The policy that decided (the defaults' or the default policy when
-    /// the job's layer was refused).
-    pub policy: RetryPolicy,
+    /// the job's layer was refused): the transaction's
+    /// [`built`](Transaction::built) policy itself when it decided alone.
+    pub policy: Cow<'a, RetryPolicy>,
     /// What the transaction changed or could not use.
     pub notes: Vec<Note>,
     /// For a dead letter: the record to write (see [`dead_letter_record`]).
     pub dead_letter: Option<String>,
 }
 
-impl Transaction<'_> {
+impl<'a> Transaction<'a> {
     /// Runs the transaction (see the [module docs](self)). Never fails.
     #[must_use]
-    pub fn run(self) -> Outcome {
+    pub fn run(self) -> Outcome<'a> {
         let mut notes = Vec::new();
         let attempt = sanitize::attempt(self.attempt, &mut notes);
         let now = sanitize::now(self.now_ms, &mut notes);
         let key = sanitize::key(self.key, &mut notes);
         let limit = self.history_limit.max(MIN_HISTORY);
-        let (policy, refused) = effective_policy(self.defaults, self.layer, &mut notes);
+        let (policy, refused) = effective_policy(self.built, self.defaults, self.layer, &mut notes);
         let failure = sanitize::failure(self.failure, attempt, &mut notes);
         let mut state = sanitize::state(self.state, attempt, limit, &mut notes);
         let decision = match refused {
@@ -246,27 +254,36 @@ impl Transaction<'_> {
 
 /// The effective policy, or the policy that stands in for a refused one
 /// with the refusal.
-fn effective_policy(
+fn effective_policy<'p>(
+    built: Option<&'p RetryPolicy>,
     defaults: &[Layer<'_>],
     layer: Option<Layer<'_>>,
     notes: &mut Vec<Note>,
-) -> (RetryPolicy, Option<Error>) {
+) -> (Cow<'p, RetryPolicy>, Option<Error>) {
+    if let (Some(p), true, None) = (built, defaults.is_empty(), &layer) {
+        return (Cow::Borrowed(p), None);
+    }
     let what = if layer.is_some() {
         "the job's policy layer over the queue's defaults"
     } else {
         "the queue's defaults"
     };
-    let mut layers: Vec<Layer<'_>> = defaults.to_vec();
+    let mut queue: Vec<Layer<'_>> = built
+        .map(|p| Layer::Json(p.to_json().into()))
+        .into_iter()
+        .collect();
+    queue.extend_from_slice(defaults);
+    let mut layers = queue.clone();
     layers.extend(layer);
     let refusal = match RetryPolicy::from_layers(layers) {
-        Ok(p) => return (p, None),
+        Ok(p) => return (Cow::Owned(p), None),
         Err(e) => e,
     };
     notes.push(sanitize::refused_note(&refusal, what));
     // The job is dead-lettered whatever a stand-in says; the defaults (or
     // the §8 default policy) are what its record shows.
-    let stand_in = RetryPolicy::from_layers(defaults.to_vec()).unwrap_or_default();
-    (stand_in, Some(refusal))
+    let stand_in = RetryPolicy::from_layers(queue).unwrap_or_default();
+    (Cow::Owned(stand_in), Some(refusal))
 }
 
 /// Records `failure` as dead-lettered because `e` refused it: the outcome
@@ -301,6 +318,5 @@ fn read_carried(doc: Layer<'_>) -> Result<Value, String> {
         Layer::JsonBytes(b) => Value::from_json_bytes(&b),
         Layer::Value(v) => Ok(v),
         Layer::Unreadable(f) => Err(f.message),
-        Layer::Policy(p) => Value::from_json(&p.to_json()),
     }
 }

@@ -26,15 +26,15 @@ fn assert_reads_back(out: &Outcome, limit: usize) {
     assert_eq!(back, out.state);
     assert_eq!(back.to_json(), out.state_json);
     let policy = RetryPolicy::from_json(&out.policy.to_json()).unwrap();
-    assert_eq!(policy, out.policy);
+    assert_eq!(policy, *out.policy);
 }
 
-fn fail(
-    defaults: &[Layer<'_>],
+fn fail<'a>(
+    defaults: &'a [Layer<'a>],
     attempt: u64,
     report: FailureReport,
     state: Option<String>,
-) -> Outcome {
+) -> Outcome<'a> {
     let mut t = Transaction::new(defaults, attempt, "job-1", NOW);
     t.failure = report;
     t.state = state.map(|s| Layer::Json(s.into()));
@@ -133,6 +133,27 @@ fn an_unreadable_state_starts_over_with_a_note() {
     let out = fail(&[], 2, FailureReport::default(), Some("{not json".into()));
     assert_eq!(kinds(&out), ["state_unreadable"]);
     assert_eq!(out.state.attempt(), 2);
+}
+
+#[test]
+fn a_built_policy_decides_as_its_document_does() {
+    let p = RetryPolicy::from_json(r#"{"max_attempts": 2, "jitter": false}"#).unwrap();
+    let text = [Layer::Json(p.to_json().into())];
+    let job = || Some(Layer::Json(r#"{"max_attempts": 4}"#.into()));
+    for attempt in [1, 2] {
+        for layer in [None, job()] {
+            let mut built = Transaction::new(&[], attempt, "k", 0);
+            built.built = Some(&p);
+            built.layer = layer.clone();
+            let mut read = Transaction::new(&text, attempt, "k", 0);
+            read.layer = layer;
+            let (b, r) = (built.run(), read.run());
+            assert_eq!(
+                (b.decision, b.state_json, b.policy),
+                (r.decision, r.state_json, r.policy)
+            );
+        }
+    }
 }
 
 #[test]

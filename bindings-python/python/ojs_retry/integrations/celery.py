@@ -201,7 +201,8 @@ class OjsTask(class_of(_celery, "Task") if _celery else object):  # type: ignore
     throws: ClassVar[tuple[type[BaseException], ...]] = (JobError,)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        require(_celery, "celery")
+        if cls.__module__ != __name__:  # this module's own bases import without Celery
+            require(_celery, "celery")
         if "ojs_policy" in cls.__dict__:  # the name documented before ``ojs_retry_policy``
             import warnings  # noqa: PLC0415
 
