@@ -108,7 +108,7 @@ pub struct Failure {
     /// names them (Python: the class's MRO after itself, without
     /// `object`). A preset's rules match them, as its system matches by
     /// class (`isinstance`); `non_retryable_errors` matches the type only
-    /// (§6.2). At most [`MAX_ANCESTORS`](crate::limits::MAX_ANCESTORS).
+    /// (§6.2). At most [`MAX_ANCESTORS`].
     pub ancestors: Vec<String>,
 }
 

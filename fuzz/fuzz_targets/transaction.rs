@@ -103,7 +103,7 @@ fuzz_target!(|input: Input| {
         assert_eq!(back.to_json(), out.state_json);
         assert_eq!(
             RetryPolicy::from_json(&out.policy.to_json()).expect("the policy reads back"),
-            out.policy
+            *out.policy
         );
         let d = &out.decision;
         assert_eq!(out.dead_letter.is_some(), d.action == Action::DeadLetter);
