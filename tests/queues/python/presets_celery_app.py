@@ -13,7 +13,6 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_failure, task_retry
 
 from ojs_retry.integrations.celery import OjsTask
 
@@ -60,12 +59,4 @@ def engine(self: Any, job_id: str) -> None:
     pc.fail(job_id)
 
 
-@task_retry.connect
-def _retried(sender: Any = None, request: Any = None, reason: Any = None, **_: Any) -> None:
-    pc.recorder().push(request.id, kind="retry", attempt=int(request.retries) + 1,
-                       delay_ms=round(float(reason.when) * 1000))
-
-
-@task_failure.connect
-def _failed(sender: Any = None, task_id: str | None = None, **_: Any) -> None:
-    pc.recorder().push(str(task_id), kind="terminal", attempt=int(sender.request.retries) + 1)
+pc.record_celery_signals()

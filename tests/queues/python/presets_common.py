@@ -101,3 +101,20 @@ def record_decision(event: Any) -> None:
     """The integrations' listener (engine mode)."""
     recorder().push(event.job_id, kind="decision", attempt=event.attempt, action=event.decision.action,
                     reason=event.decision.reason, delay_ms=event.decision.delay_ms, at_ms=event.at_ms)
+
+
+def record_celery_signals() -> None:
+    """Records what Celery itself reports, in this process: ``task_retry``'s
+    ``reason.when`` (the countdown ``Task.retry`` got) and ``task_failure``
+    (Celery gave up). Connected once however many apps call it."""
+    from celery.signals import task_failure, task_retry  # noqa: PLC0415 (Celery apps only)
+
+    def retried(sender: Any = None, request: Any = None, reason: Any = None, **_: Any) -> None:
+        recorder().push(request.id, kind="retry", attempt=int(request.retries) + 1,
+                        delay_ms=round(float(reason.when) * 1000))
+
+    def failed(sender: Any = None, task_id: str | None = None, **_: Any) -> None:
+        recorder().push(str(task_id), kind="terminal", attempt=int(sender.request.retries) + 1)
+
+    task_retry.connect(retried, weak=False, dispatch_uid="ojs-test-recorder-retry")
+    task_failure.connect(failed, weak=False, dispatch_uid="ojs-test-recorder-failure")
