@@ -497,6 +497,27 @@ def test_validate_job_policy_of_a_dataclass_is_a_typed_error() -> None:
     assert (e.code, e.field) == (POLICY, None)
 
 
+def test_validate_job_policy_keeps_only_accepted_layers() -> None:
+    from ojs_retry.integrations import validate_job_policy
+
+    defaults = {"max_interval": "PT3S"}
+    layer = {"initial_interval": "PT1S"}
+    # Accepted pairs are kept; the same text comes back each time.
+    assert validate_job_policy(layer, defaults) == validate_job_policy(dict(layer), defaults) \
+        == '{"initial_interval":"PT1S"}'
+    # A refusal is not kept: the second call refuses again, typed, unchained.
+    for _ in range(2):
+        e = raised(lambda: validate_job_policy({"initial_interval": "PT5S"}, defaults))
+        assert (e.code, e.field, e.__context__) == (POLICY, "max_interval", None)
+    # The same layer over other defaults is checked over those.
+    assert validate_job_policy({"initial_interval": "PT5S"}, {"max_interval": "PT9S"}) is not None
+    assert validate_job_policy({"initial_interval": "PT5S"}, o.RetryPolicy()) is not None
+    # Values JSON has not are the engine's typed errors, as it reads the mapping.
+    for bad in ({"max_attempts": {1, 2}}, {"backoff_coefficient": float("nan")}):
+        e = raised(lambda: validate_job_policy(bad, defaults))
+        assert (e.code, e.field, e.__context__) == (POLICY, next(iter(bad)), None)
+
+
 def test_merge_counts_its_layers_before_reading_them() -> None:
     d = {"non_retryable_errors": ["x" * 60_000] * 10}
     assert error_of(lambda: o.RetryPolicy.merge(*[d] * 200)) == (ARG, "layers", "layers")

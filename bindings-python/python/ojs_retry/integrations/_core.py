@@ -263,7 +263,11 @@ def layer_text(layer: PolicyLayer | RetryPolicy) -> str:
         return layer
     # Its own pairs, read once through items() as the engine reads a
     # mapping (not keys() then [key], which a mapping may answer apart).
-    return json.dumps(dict(layer.items()), separators=(",", ":"), sort_keys=True)
+    return _LAYER_ENCODER.encode(dict(layer.items()))
+
+
+#: NaN and infinities are not JSON: a layer holding one is the engine's to refuse.
+_LAYER_ENCODER = json.JSONEncoder(separators=(",", ":"), sort_keys=True, allow_nan=False)
 
 
 def _layers(
@@ -301,8 +305,36 @@ def validate_job_policy(
     when the job's layer, or the queue's defaults with it, is not a valid
     policy.
     """
+    if job is None:
+        resolve_policy(defaults)
+        return None
+    try:
+        text = layer_text(job)
+        under = defaults if defaults is None or isinstance(defaults, RetryPolicy) else layer_text(defaults)
+        if len(text) <= _CACHED_TEXT and (not isinstance(under, str) or len(under) <= _CACHED_TEXT):
+            _accepted(under, text)
+        else:
+            resolve_policy(under, text)
+        return text
+    except Exception as error:  # noqa: BLE001  (what a layer's own items() raises too)
+        refused = error
+    # Outside the handler, so that the engine's own typed error for the
+    # layer as given is raised unchained; else the one above.
     resolve_policy(defaults, job)
-    return None if job is None else layer_text(job)
+    raise refused
+
+
+#: The longest text a cache of this module keeps (a policy is far shorter).
+_CACHED_TEXT = 4096
+
+
+@functools.lru_cache(maxsize=256)
+def _accepted(defaults: str | RetryPolicy | None, text: str) -> None:
+    """Validates a job's layer text over hashable defaults once: a producer
+    sends the same few layers over the same defaults again and again (at
+    most 256 accepted pairs of at most 4 KiB texts are kept; a refusal
+    raises, and is not kept)."""
+    resolve_policy(defaults, text)
 
 
 class _Unstated:
@@ -393,7 +425,7 @@ def transact(
 
 
 def _short_text(defaults: object) -> TypeGuard[str]:
-    return isinstance(defaults, str) and len(defaults) <= 4096
+    return isinstance(defaults, str) and len(defaults) <= _CACHED_TEXT
 
 
 @functools.lru_cache(maxsize=256)
