@@ -32,6 +32,19 @@ log() { printf '\n== bench/queues: %s\n' "$*" >&2; }
 die() { printf 'bench/queues: ERROR: %s\n' "$*" >&2; exit 1; }
 [ -x "$VENV/bin/python" ] || die "no dev venv at $VENV: run scripts/test-python first"
 "$VENV/bin/python" -c 'import ojs_retry' 2>/dev/null || die "ojs_retry is not built into $VENV (maturin develop)"
+# A module built before its sources changed would measure old code: refuse it.
+stale() { # BUILT SOURCE_DIRS...: a source file newer than BUILT, if any
+    local built="$1"; shift
+    find "$@" Cargo.lock -newer "$built" -type f \( -name '*.rs' -o -name 'Cargo.*' \) -print -quit
+}
+so="$("$VENV/bin/python" -c 'import ojs_retry._ojs_retry as m; print(m.__file__)')"
+newer="$(stale "$so" core bindings-python)"
+[ -z "$newer" ] || die "$so is older than $newer: rebuild it (maturin develop --release -m bindings-python/Cargo.toml)"
+for addon in bindings-node/ojs-retry.*.node; do
+    [ -f "$addon" ] || continue
+    newer="$(stale "$addon" core bindings-wasm)"
+    [ -z "$newer" ] || die "$addon is older than $newer: rebuild it (scripts/test-node builds it)"
+done
 mkdir -p "$OUT" "$WORK/logs"
 rm -f "$OUT"/*.json
 cut -d' ' -f1-3 /proc/loadavg >"$OUT/load-start" 2>/dev/null || echo unknown >"$OUT/load-start"
