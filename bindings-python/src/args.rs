@@ -87,6 +87,18 @@ fn int_as_f64(i: &Bound<'_, PyInt>) -> PyResult<f64> {
     }
 }
 
+/// A `bool` argument (not a truthy value: `1` or `"yes"` is refused).
+pub(crate) fn boolean(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<bool> {
+    match obj.cast::<PyBool>() {
+        Ok(b) => Ok(b.is_true()),
+        Err(_) => Err(bad_argument(
+            field,
+            format!("expected a boolean, found {}", describe(obj)?),
+        ))
+        .py(obj.py()),
+    }
+}
+
 /// A `str` argument holding valid Unicode (a lone surrogate cannot be
 /// UTF-8).
 pub(crate) fn text(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<String> {

@@ -10,6 +10,7 @@ use pyo3::types::{PyBytes, PyList, PyString};
 use pythonize::Depythonizer;
 
 use crate::args;
+use crate::errors::CoreResult;
 use crate::policy::{PyDecision, PyRetryPolicy};
 use crate::state::PyRetryState;
 
@@ -142,24 +143,27 @@ impl PyOutcome {
 /// dropped, a state that cannot be read or disagrees with the counter
 /// rebased — each listed in ``notes``. ``state_json`` always reads back.
 #[pyfunction]
-#[pyo3(signature = (attempt, *, key, defaults=None, layer=None, state=None, r#type=None, ancestors=None, code=None, timed_out=false, message=None, details=None, now=None, history_limit=10, queue="", job=None))]
+#[pyo3(
+    signature = (attempt, *, key, defaults=None, layer=None, state=None, r#type=None, ancestors=None, code=None, timed_out=None, message=None, details=None, now=None, history_limit=None, queue=None, job=None),
+    text_signature = "(attempt, *, key, defaults=None, layer=None, state=None, type=None, ancestors=None, code=None, timed_out=False, message=None, details=None, now=None, history_limit=10, queue='', job=None)"
+)]
 #[allow(clippy::too_many_arguments)] // the Python keyword signature
 pub(crate) fn run_transaction(
     py: Python<'_>,
     attempt: &Bound<'_, PyAny>,
-    key: &Bound<'_, PyString>,
+    key: &Bound<'_, PyAny>,
     defaults: Option<&Bound<'_, PyAny>>,
     layer: Option<&Bound<'_, PyAny>>,
     state: Option<&Bound<'_, PyAny>>,
     r#type: Option<&Bound<'_, PyAny>>,
     ancestors: Option<&Bound<'_, PyAny>>,
     code: Option<&Bound<'_, PyAny>>,
-    timed_out: bool,
+    timed_out: Option<&Bound<'_, PyAny>>,
     message: Option<&Bound<'_, PyAny>>,
     details: Option<&Bound<'_, PyAny>>,
     now: Option<&Bound<'_, PyAny>>,
-    history_limit: usize,
-    queue: &str,
+    history_limit: Option<&Bound<'_, PyAny>>,
+    queue: Option<&Bound<'_, PyAny>>,
     job: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyOutcome> {
     // One built policy is taken as it is (no document read per failure).
@@ -168,19 +172,30 @@ pub(crate) fn run_transaction(
         Some(_) => Vec::new(),
         None => self::defaults(defaults)?,
     };
-    let key = key.to_string_lossy();
+    // What the queue's own code passes (its key, queue name, flags and
+    // history limit) is checked; what the job carried is the core's.
+    let key = lossy(Some(key), "key")?.unwrap_or_default();
+    let queue = lossy(queue, "queue")?.unwrap_or_default();
+    let timed_out = args::given(timed_out)
+        .map(|b| args::boolean(b, "timed_out"))
+        .transpose()?;
     let mut t = Transaction::new(&defaults, counter(attempt)?, &key, args::now(py, now)?);
+    if let Some(limit) = args::given(history_limit) {
+        let n = args::uint(limit, "history_limit")?;
+        t = t
+            .with_history_limit(usize::try_from(n).unwrap_or(usize::MAX))
+            .py(py)?;
+    }
     t.built = built.map(|p| &p.get().inner);
     t.layer = carried(layer)?;
     t.state = carried(state)?;
-    t.history_limit = history_limit;
-    t.queue = queue;
+    t.queue = &queue;
     t.job = self::details(job)?;
     t.failure = FailureReport {
         error_type: lossy(r#type, "type")?,
         ancestors: self::details(ancestors)?,
         code: lossy(code, "code")?,
-        timed_out,
+        timed_out: timed_out.unwrap_or(false),
         message: lossy(message, "message")?,
         details: self::details(details)?,
     };

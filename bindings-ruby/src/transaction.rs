@@ -192,7 +192,9 @@ pub(crate) fn run_transaction(ruby: &Ruby, args: &[Value]) -> Result<Value, Erro
     t.state = carried(ruby, state)?;
     if let Some(limit) = limit.filter(|v| !v.is_nil()) {
         let n = args::uint(ruby, limit, "history_limit")?;
-        t.history_limit = usize::try_from(n).unwrap_or(usize::MAX);
+        t = t
+            .with_history_limit(usize::try_from(n).unwrap_or(usize::MAX))
+            .rb(ruby)?;
     }
     t.queue = &queue;
     t.job = value(ruby, job)?;

@@ -135,8 +135,8 @@ pub fn transaction_run(
         let limit = if read::is_undefined(&h, &history_limit) {
             ojs_retry::state::MIN_HISTORY
         } else {
-            usize::try_from(read::uint_arg(&h, &history_limit, "historyLimit")?)
-                .unwrap_or(usize::MAX)
+            let n = read::uint_arg(&h, &history_limit, "historyLimit")?;
+            ojs_retry::state::check_history_limit(usize::try_from(n).unwrap_or(usize::MAX))?
         };
         let defaults = self::defaults(&h, defaults)?;
         let queue = queue.unwrap_or_default();

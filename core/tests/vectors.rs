@@ -356,7 +356,7 @@ fn run(op: &str, input: &Value) -> Result<Value, (Error, Option<usize>, Value)> 
             Ok(json!({"results": results, "deadline": r.deadline()}))
         }
         "preset" => plain(preset_case(input)),
-        "transaction" => Ok(transaction::run(input)),
+        "transaction" => plain(transaction::run(input)),
         other => panic!("unknown op {other:?}"),
     }
 }

@@ -77,6 +77,28 @@ def test_counters_out_of_range_are_noted_not_raised() -> None:
         assert out.notes[0][0] == "attempt_out_of_range", out.notes
 
 
+def test_what_the_queues_own_code_passes_is_checked() -> None:
+    """The key, queue name, ``timed_out`` and history limit are the queue's
+    configuration, not what the job carried: typed errors naming them, as
+    every other call's arguments (the history limit: the state's range)."""
+    bad: list[tuple[dict[str, object], str]] = [
+        ({"key": 5}, "key"), ({"queue": b"q"}, "queue"), ({"timed_out": 1}, "timed_out"),
+        ({"timed_out": "yes"}, "timed_out"), ({"history_limit": 9}, "history_limit"),
+        ({"history_limit": 10_001}, "history_limit"), ({"history_limit": -1}, "history_limit"),
+        ({"history_limit": "10"}, "history_limit"),
+    ]
+    for kwargs, field in bad:
+        args: dict[str, object] = {"key": "j", "now": NOW, **kwargs}
+        try:
+            o.run_transaction(1, **args)  # type: ignore[arg-type]
+        except o.PolicyError as e:
+            assert (e.code, e.field) == ("validation.invalid_argument", field), kwargs
+        else:
+            raise AssertionError(f"{kwargs} was accepted")
+    out = o.run_transaction(1, key="j", queue="q", timed_out=True, history_limit=12, now=NOW)
+    assert (out.state.history_limit, out.decision.timed_out) == (12, True)
+
+
 def test_details_python_cannot_make_json_of_are_dropped() -> None:
     out = o.run_transaction(1, key="j", details={"when": object()}, now=NOW)
     assert [kind for kind, _ in out.notes] == ["details_dropped"]

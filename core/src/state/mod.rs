@@ -163,16 +163,7 @@ impl RetryState {
     /// assert!(ojs_retry::RetryState::new().with_history_limit(10_001).is_err());
     /// ```
     pub fn with_history_limit(mut self, limit: usize) -> Result<Self, Error> {
-        let max = crate::limits::MAX_ARRAY_LEN;
-        if !(MIN_HISTORY..=max).contains(&limit) {
-            return Err(Error::arg(
-                "history_limit",
-                format!(
-                    "expected {MIN_HISTORY} (spec §10.1) to {max} (the most records a state document holds), found {limit}"
-                ),
-            ));
-        }
-        self.limit = limit;
+        self.limit = check_history_limit(limit)?;
         self.trim();
         Ok(self)
     }
@@ -490,6 +481,29 @@ impl Serialize for RetryState {
         st.serialize_field("terminal", &self.terminal.map(Action::as_str))?;
         st.end()
     }
+}
+
+/// `limit` when it is a history limit a state can have:
+/// [`MIN_HISTORY`] (spec §10.1) to [`MAX_ARRAY_LEN`](crate::limits::MAX_ARRAY_LEN)
+/// (the most records a state document holds, so that every state reads
+/// back); else `validation.invalid_argument` at `history_limit`.
+///
+/// ```
+/// use ojs_retry::state::check_history_limit;
+/// assert_eq!(check_history_limit(10).ok(), Some(10));
+/// assert_eq!(check_history_limit(9).unwrap_err().field(), Some("history_limit"));
+/// ```
+pub fn check_history_limit(limit: usize) -> Result<usize, Error> {
+    let max = crate::limits::MAX_ARRAY_LEN;
+    if (MIN_HISTORY..=max).contains(&limit) {
+        return Ok(limit);
+    }
+    Err(Error::arg(
+        "history_limit",
+        format!(
+            "expected {MIN_HISTORY} (spec §10.1) to {max} (the most records a state document holds), found {limit}"
+        ),
+    ))
 }
 
 #[cfg(test)]

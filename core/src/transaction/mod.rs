@@ -25,6 +25,7 @@
 //! | attempt 0, or beyond 2^53 − 1 | attempt 1, or 2^53 − 1 | `attempt_out_of_range` |
 //! | a jitter key over the string limit | its first [`MAX_STRING_BYTES`](crate::limits::MAX_STRING_BYTES) bytes | `key_truncated` |
 //! | `now` past [`MAX_INSTANT_MS`](crate::MAX_INSTANT_MS) | that instant | `now_out_of_range` |
+//! | a [`history_limit`](Transaction::history_limit) set outside 10 ..= 10 000 (not through [`Transaction::with_history_limit`], which refuses it) | the nearest of the two | `history_limit_out_of_range` |
 //! | a job payload (for the dead-letter record) that cannot be read | left out (`null`) | `job_dropped` |
 //! | a state whose JSON would exceed [`MAX_STATE_BYTES`] | oldest record first, until it fits: details dropped; then messages shortened to 1 024 bytes the same way; then the oldest records dropped (the newest is kept); then types shortened | `state_budget` |
 //!
@@ -134,7 +135,9 @@ pub struct Transaction<'a> {
     pub key: &'a str,
     /// The instant of the failure, epoch ms.
     pub now_ms: u64,
-    /// The newest errors the state keeps (at least [`MIN_HISTORY`]).
+    /// The newest errors the state keeps: [`MIN_HISTORY`] to
+    /// [`MAX_ARRAY_LEN`](crate::limits::MAX_ARRAY_LEN) (checked by
+    /// [`Transaction::with_history_limit`]).
     pub history_limit: usize,
     /// The queue's name, for the dead-letter record.
     pub queue: &'a str,
@@ -162,6 +165,23 @@ impl<'a> Transaction<'a> {
             queue: "",
             job: None,
         }
+    }
+
+    /// The transaction keeping the newest `limit` errors: the queue's own
+    /// configuration, so a limit no state can have
+    /// ([`check_history_limit`](crate::state::check_history_limit)) is an
+    /// error here (a limit set on the field directly is noted and brought
+    /// into range by [`run`](Transaction::run)).
+    ///
+    /// ```
+    /// use ojs_retry::transaction::Transaction;
+    /// assert_eq!(Transaction::new(&[], 1, "job", 0).with_history_limit(50)?.history_limit, 50);
+    /// assert!(Transaction::new(&[], 1, "job", 0).with_history_limit(9).is_err());
+    /// # Ok::<(), ojs_retry::Error>(())
+    /// ```
+    pub fn with_history_limit(mut self, limit: usize) -> Result<Self, Error> {
+        self.history_limit = crate::state::check_history_limit(limit)?;
+        Ok(self)
     }
 }
 
@@ -216,7 +236,7 @@ impl<'a> Transaction<'a> {
         let attempt = sanitize::attempt(self.attempt, &mut notes);
         let now = sanitize::now(self.now_ms, &mut notes);
         let key = sanitize::key(self.key, &mut notes);
-        let limit = self.history_limit.max(MIN_HISTORY);
+        let limit = sanitize::history_limit(self.history_limit, &mut notes);
         let (policy, refused) = effective_policy(self.built, self.defaults, self.layer, &mut notes);
         let failure = sanitize::failure(self.failure, attempt, &mut notes);
         let mut state = sanitize::state(self.state, attempt, limit, &mut notes);

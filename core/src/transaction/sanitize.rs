@@ -9,9 +9,9 @@ use super::{FailureReport, MAX_DETAILS_BYTES, Note, read_carried};
 use crate::duration::MAX_MS;
 use crate::error::{Error, quote};
 use crate::failure::{Failure, HandlerCode};
-use crate::limits::{MAX_ANCESTORS, MAX_STRING_BYTES};
+use crate::limits::{MAX_ANCESTORS, MAX_ARRAY_LEN, MAX_STRING_BYTES};
 use crate::policy::Layer;
-use crate::state::RetryState;
+use crate::state::{MIN_HISTORY, RetryState};
 use crate::time::MAX_INSTANT_MS;
 use crate::value::Value;
 
@@ -42,6 +42,20 @@ pub(super) fn attempt(n: u64, notes: &mut Vec<Note>) -> u64 {
             "attempt_out_of_range",
             format!(
                 "the queue's attempt counter was {n}, outside 1 ..= {MAX_MS}; recorded as attempt {fixed}"
+            ),
+        );
+    }
+    fixed
+}
+
+pub(super) fn history_limit(limit: usize, notes: &mut Vec<Note>) -> usize {
+    let fixed = limit.clamp(MIN_HISTORY, MAX_ARRAY_LEN);
+    if fixed != limit {
+        note(
+            notes,
+            "history_limit_out_of_range",
+            format!(
+                "the history limit was {limit}, outside {MIN_HISTORY} ..= {MAX_ARRAY_LEN}; {fixed} is used"
             ),
         );
     }

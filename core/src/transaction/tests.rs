@@ -212,10 +212,21 @@ fn out_of_range_counters_keys_and_instants_are_noted() {
     let out = t.run();
     assert_eq!(
         kinds(&out),
-        ["attempt_out_of_range", "now_out_of_range", "key_truncated"]
+        [
+            "attempt_out_of_range",
+            "now_out_of_range",
+            "key_truncated",
+            "history_limit_out_of_range"
+        ]
     );
     assert_eq!(out.state.history_limit(), 10);
     assert_reads_back(&out, 10);
+    let mut t = Transaction::new(&[], 1, "k", 0);
+    t.history_limit = usize::MAX;
+    let out = t.run();
+    assert_eq!(kinds(&out), ["history_limit_out_of_range"]);
+    assert_eq!(out.state.history_limit(), 10_000);
+    assert_reads_back(&out, 10_000);
 }
 
 #[test]

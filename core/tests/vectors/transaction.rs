@@ -17,7 +17,7 @@ fn text(f: &Value, key: &str) -> Option<String> {
     f.get(key).map(|v| v.as_str().unwrap().to_owned())
 }
 
-pub fn run(input: &Value) -> Value {
+pub fn run(input: &Value) -> Result<Value, ojs_retry::Error> {
     let defaults: Vec<Layer<'_>> = input["defaults"]
         .as_array()
         .unwrap()
@@ -45,7 +45,7 @@ pub fn run(input: &Value) -> Value {
     t.queue = input.get("queue").and_then(Value::as_str).unwrap_or("");
     t.job = input.get("job").map(Layer::read);
     if let Some(l) = input.get("history_limit") {
-        t.history_limit = usize::try_from(super::u(l)).unwrap();
+        t = t.with_history_limit(usize::try_from(super::u(l)).unwrap())?;
     }
     let out = t.run();
     let kinds: Vec<&str> = out.notes.iter().map(|n| n.kind).collect();
@@ -53,10 +53,10 @@ pub fn run(input: &Value) -> Value {
         .dead_letter
         .as_deref()
         .map_or(Value::Null, |t| serde_json::from_str(t).unwrap());
-    json!({
+    Ok(json!({
         "decision": super::decision_json(&out.decision),
         "state": serde_json::from_str::<Value>(&out.state_json).unwrap(),
         "notes": kinds,
         "dead_letter": dead_letter,
-    })
+    }))
 }
