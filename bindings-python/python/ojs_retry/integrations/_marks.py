@@ -63,13 +63,15 @@ def path(where: str, key: str, attempt: int) -> str:
 
 
 def put(mark: str, action: str) -> bool:
-    """Writes the mark whole (a temporary file renamed over it: a reader
-    never sees a partial one); False (logged) when it could not."""
-    part = f"{mark}.part"
+    """Writes the mark: one write of a few bytes. A process that dies
+    between creating it and writing it leaves it empty, which reads as no
+    mark. False (logged) when it could not be written."""
     try:
-        with open(part, "w", encoding="utf-8") as f:
-            f.write(action)
-        os.replace(part, mark)
+        fd = os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, action.encode())
+        finally:
+            os.close(fd)
     except OSError as exc:
         _log.warning("ojs_retry: could not write the mark %s: %s", mark, exc)
         return False
@@ -79,15 +81,18 @@ def put(mark: str, action: str) -> bool:
 def take(mark: str) -> str | None:
     """The mark's action, removing it; None when there is none."""
     try:
-        with open(mark, encoding="utf-8") as f:
-            action = f.read()
+        fd = os.open(mark, os.O_RDONLY)
+        try:
+            action = os.read(fd, 64).decode("ascii", "replace")
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         return None
     except OSError as exc:
         _log.warning("ojs_retry: could not read the mark %s: %s", mark, exc)
         return None
     drop(mark)
-    return action
+    return action or None
 
 
 def drop(mark: str) -> None:

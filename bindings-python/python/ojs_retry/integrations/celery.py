@@ -27,7 +27,12 @@ What it maps (docs/integrations.md has the whole table):
   are timeouts;
 * an attempt that never reported — a hard time limit, a pool process killed
   (``WorkerLostError``) — is seen by Celery's request hooks in the worker's
-  main process (:class:`OjsRequest`) and decided there as a timed-out attempt;
+  main process (:class:`OjsRequest`) and decided there as a timed-out attempt,
+  unless its pool process had decided it: once a prefork pool process has
+  carried out a decision it marks the attempt (a file ``<task id>.<retries>``
+  holding the action, in ``<tmp>/ojs-retry-celery-<uid>/<main pid>/``, on
+  the worker's host), which the main process takes instead of deciding
+  again, and removes when the pool process reports;
 * retry: ``self.retry(countdown=delay_ms / 1000)`` (Celery keeps the ETA to
   the microsecond; from the main process the same message Celery's
   ``retry_on_worker_lost`` sends); ``max_retries`` is ``None`` so Celery
