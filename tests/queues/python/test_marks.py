@@ -48,11 +48,50 @@ def test_a_directory_others_can_write_to_is_refused(where: str, caplog: pytest.L
     assert "is not a directory only this user can write to" in caplog.text
 
 
+def test_a_directory_cleaned_away_is_made_again(where: str) -> None:
+    _marks.remove(where)  # a temporary directory's clean-up, under a long-lived pool process
+    mark = _marks.path(where, "job", 1)
+    assert _marks.put(mark, "retry")
+    assert _marks.take(mark) == "retry"
+
+
 def test_a_mark_that_cannot_be_written_is_logged(where: str, caplog: pytest.LogCaptureFixture) -> None:
-    mark = _marks.path(os.path.join(where, "gone"), "job", 0)
+    mark = _marks.path(where, "job", 0)
+    os.mkdir(mark)  # whatever is in the way
     with caplog.at_level(logging.WARNING, logger="ojs_retry"):
         assert not _marks.put(mark, "retry")
     assert "could not write the mark" in caplog.text
-    _marks.drop(mark)  # nothing there: no error either
     _marks.remove(where)
+    _marks.drop(mark)  # nothing there: no error either
     assert not os.path.exists(where)
+
+
+def test_a_pool_process_marks_the_attempts_the_worker_ran(where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pool process's side of the Celery integration (no broker: a
+    discard sends nothing): an attempt the worker ran is marked with its
+    task id and ``retries``; a call run in the process itself is not (the
+    main process would never see it, and its mark would stay)."""
+    from celery import Celery
+
+    from ojs_retry.integrations import JobError
+    from ojs_retry.integrations import celery as ojs_celery
+
+    monkeypatch.setattr(ojs_celery, "_pool_marks", where)
+    app = Celery("marks", set_as_current=False)
+
+    @app.task(bind=True, base=ojs_celery.OjsTask, name="marks.fails")
+    def fails(self: object) -> None:
+        raise JobError("external.blip", code="DISCARD")
+
+    with pytest.raises(JobError):
+        fails()
+    with pytest.raises(JobError):
+        fails.apply(throw=True)  # eager
+    assert os.listdir(where) == []
+    fails.push_request(id="t/1", retries=2, called_directly=False)  # as the worker's trace does
+    try:
+        with pytest.raises(JobError):
+            fails()
+    finally:
+        fails.pop_request()
+    assert _marks.take(_marks.path(where, "t/1", 2)) == "discard"

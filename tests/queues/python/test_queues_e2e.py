@@ -393,16 +393,19 @@ def test_celery_pool_process_killed_after_deciding_decides_once(queue: str, redi
     to the worker's main process, which then sees ``WorkerLostError``: the
     attempt's mark says it was decided, so it is not decided again — no
     second retry (the job would run twice more), no retry of a job already
-    dead-lettered."""
-    ids = _ids(queue, "retried", "dead")
+    dead-lettered. A pool process that reports has its mark removed by
+    the main process: none is left once every job ended."""
+    ids = _ids(queue, "retried", "dead", "reported")
     scenario = {"policy": POLICY, "jobs": [
         {"id": ids["retried"], "outcomes": [{"type": "external.blip", "kill_after_deciding": True}]},
         {"id": ids["dead"], "outcomes": [{"type": "payment.card_stolen", "code": "DEAD_LETTER",
                                           "kill_after_deciding": True}]},
+        {"id": ids["reported"], "outcomes": [{"type": "external.blip"}, {"type": "validation.bad_input"}]},
     ]}
     doc = _run(queue, redis_url, scenario)
     _assert_timelines(doc, scenario, redis_url)  # one retry and two runs; one run and a dead letter
-    assert set(_dead_letters(queue, redis_url, doc)) == {ids["dead"]}
+    assert set(_dead_letters(queue, redis_url, doc)) == {ids["dead"], ids["reported"]}
+    assert doc["marks_left"] == []
 
 
 @pytest.mark.parametrize("queue", ["dramatiq", "dramatiq-rabbitmq"])

@@ -8,7 +8,9 @@ the microsecond) and starts it from its timer: 50 ms covers the timer tick.
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,7 +39,6 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2, task: str
             "--loglevel", "INFO"]
     procs = []
     try:
-        import os
         os.environ.update({"OJS_CELERY_BROKER": broker_url, "OJS_CELERY_QUEUE": queue})
         import celery_app
 
@@ -55,6 +56,7 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2, task: str
             extra = {"headers": {STATE_KEY: carried["state"]}, "retries": carried["counter"]} if carried else {}
             fn.apply_async((job["id"],), task_id=job["id"], queue=queue, ojs_retry_policy=scenario["policy"], **extra)
         ids = rec.collect([j["id"] for j in scenario["jobs"]])
+        marks_left = marks_kept([p.pid for p in procs])
     finally:
         tc.stop_workers(procs)
     if amqp_common.is_amqp(broker_url):
@@ -64,7 +66,22 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2, task: str
         left, name, precision = pending(rec.client, queue, ids), QUEUE, PRECISION_MS
     jobs = rec.finished(ids, left)
     return {"queue": name, "precision_ms": precision, "jobs": jobs, "run": rec.run, "redis_queue": queue,
-            "broker": broker_url}
+            "broker": broker_url, "marks_left": marks_left}
+
+
+def marks_kept(main_pids: list[int], timeout_s: float = 10.0) -> list[str]:
+    """The marks still in the workers' main processes' directories once
+    every job ended, polled until there are none (a pool process's report
+    may still be on its way when its listener recorded the end) or the
+    deadline: a main process removes each mark when the report comes."""
+    from ojs_retry.integrations import _marks
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = [name for pid in main_pids if os.path.isdir(d := _marks.directory("celery", pid)) for name in os.listdir(d)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
 
 
 def pending(client: Any, queue: str, ids: list[str]) -> int:

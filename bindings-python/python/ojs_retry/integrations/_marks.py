@@ -62,16 +62,27 @@ def path(where: str, key: str, attempt: int) -> str:
     return os.path.join(where, f"{quote(key, safe='')}.{attempt}")
 
 
+def _write(mark: str, action: str) -> None:
+    fd = os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, action.encode())
+    finally:
+        os.close(fd)
+
+
 def put(mark: str, action: str) -> bool:
     """Writes the mark: one write of a few bytes. A process that dies
     between creating it and writing it leaves it empty, which reads as no
-    mark. False (logged) when it could not be written."""
+    mark. A directory removed meanwhile (a temporary directory's clean-up
+    of a long-lived process's) is made again. False (logged) when the mark
+    could not be written."""
     try:
-        fd = os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            os.write(fd, action.encode())
-        finally:
-            os.close(fd)
+            _write(mark, action)
+        except FileNotFoundError:
+            if not ensure(os.path.dirname(mark)):
+                return False
+            _write(mark, action)
     except OSError as exc:
         _log.warning("ojs_retry: could not write the mark %s: %s", mark, exc)
         return False

@@ -317,10 +317,12 @@ class OjsTask(class_of(_celery, "Task") if _celery else object):  # type: ignore
 
     def _ojs_mark(self, out: Outcome) -> None:
         """In a prefork pool process, marks the attempt decided and carried
-        out, for the main process should this process die before it reports."""
-        if _pool_marks is not None:
-            _marks.put(_marks.path(_pool_marks, str(self.request.id), int(self.request.retries or 0)),
-                       out.decision.action)
+        out, for the main process should this process die before it reports
+        (not a call run in the process itself, which the main process never
+        sees)."""
+        request = self.request
+        if _pool_marks is not None and not (request.called_directly or request.is_eager):
+            _marks.put(_marks.path(_pool_marks, str(request.id), int(request.retries or 0)), out.decision.action)
 
     def _ojs_retry(self, exc: Exception, out: Outcome) -> Any:
         """``self.retry`` with the engine's delay; Celery's ``max_retries``
