@@ -394,7 +394,8 @@ def test_celery_pool_process_killed_after_deciding_decides_once(queue: str, redi
     attempt's mark says it was decided, so it is not decided again — no
     second retry (the job would run twice more), no retry of a job already
     dead-lettered. A pool process that reports has its mark removed by
-    the main process: none is left once every job ended."""
+    the main process: none is left once every job ended, and a worker
+    that stops removes its directory."""
     ids = _ids(queue, "retried", "dead", "reported")
     scenario = {"policy": POLICY, "jobs": [
         {"id": ids["retried"], "outcomes": [{"type": "external.blip", "kill_after_deciding": True}]},
@@ -405,6 +406,16 @@ def test_celery_pool_process_killed_after_deciding_decides_once(queue: str, redi
     doc = _run(queue, redis_url, scenario)
     _assert_timelines(doc, scenario, redis_url)  # one retry and two runs; one run and a dead letter
     assert set(_dead_letters(queue, redis_url, doc)) == {ids["dead"], ids["reported"]}
+    assert doc["marks_left"] == [] and doc["dirs_left"] == []
+
+
+def test_celery_solo_pool_leaves_no_marks(redis_url: str) -> None:
+    """A solo pool decides in the worker's main process, which never loses
+    an attempt to a dead pool process: no marks are written there."""
+    ids = _ids("celery", "solo")
+    scenario = {"policy": POLICY, "jobs": [{"id": ids["solo"], "outcomes": [{"type": "external.blip"}]}]}
+    doc = _run("celery", redis_url, scenario, 1, pool="solo")
+    _assert_timelines(doc, scenario, redis_url)
     assert doc["marks_left"] == []
 
 

@@ -117,10 +117,14 @@ def _on_worker_init(**_: Any) -> None:
 
 
 def _on_process_init(**_: Any) -> None:
-    # Sent in each prefork pool process, and by the solo pool in the main
-    # process itself (which never loses an attempt: no marks there).
+    # Sent in each prefork pool process — forked from the main process, which
+    # set _main_pid at worker_init, or a fresh interpreter (spawn), which
+    # Celery flags with FORKED_BY_MULTIPROCESSING — and by the solo pool in
+    # the main process itself, which never loses an attempt: no marks there
+    # (nor where it cannot tell, which leaves the attempt to the main process).
     global _pool_marks
-    if os.getpid() != _main_pid:
+    pool = os.getpid() != _main_pid if _main_pid is not None else bool(os.environ.get("FORKED_BY_MULTIPROCESSING"))
+    if pool:
         where = _marks.directory("celery", os.getppid())
         _pool_marks = where if _marks.ensure(where) else None
 
