@@ -46,7 +46,7 @@ def record(event: DecisionEvent) -> None:
 
 
 class ScenarioTask(OjsTask):
-    ojs_listeners = tc.listeners(record)
+    ojs_listeners = (*tc.listeners(record), tc.kill_after_deciding)
 
 
 @app.task(bind=True, base=ScenarioTask, name="ojs.scenario")

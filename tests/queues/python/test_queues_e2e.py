@@ -91,6 +91,8 @@ def _dead_letters(case: str, redis_url: str, doc: dict[str, Any]) -> dict[str, d
     name = doc["redis_queue"]
     if queue == "celery":
         records = [json.loads(raw) for raw in client.lrange(f"{name}:dead", 0, -1)]
+        ids = [r["job_id"] for r in records]
+        assert len(ids) == len(set(ids)), f"dead-lettered twice: {ids}"
         return {r["job_id"]: r for r in records}
     if queue == "rq":
         from rq import Queue
@@ -382,6 +384,39 @@ def test_celery_killed_main_process_runs_as_the_same_attempt(queue: str, redis_u
     # Three runs: killed, failed (decided as attempt 1, not 2), succeeded.
     assert got == [(1, "retry"), (3, "succeeded")]
     assert tc.Recorder(redis_url, doc["run"]).starts(ids["main_killed"]) == 3
+
+
+@pytest.mark.parametrize("queue", ["celery", "celery-rabbitmq"])
+def test_celery_pool_process_killed_after_deciding_decides_once(queue: str, redis_url: str) -> None:
+    """The pool process is SIGKILLed by its pid once it carried out its
+    decision (the retry sent, the record written) and before it reported
+    to the worker's main process, which then sees ``WorkerLostError``: the
+    attempt's mark says it was decided, so it is not decided again — no
+    second retry (the job would run twice more), no retry of a job already
+    dead-lettered. A pool process that reports has its mark removed by
+    the main process: none is left once every job ended, and a worker
+    that stops removes its directory."""
+    ids = _ids(queue, "retried", "dead", "reported")
+    scenario = {"policy": POLICY, "jobs": [
+        {"id": ids["retried"], "outcomes": [{"type": "external.blip", "kill_after_deciding": True}]},
+        {"id": ids["dead"], "outcomes": [{"type": "payment.card_stolen", "code": "DEAD_LETTER",
+                                          "kill_after_deciding": True}]},
+        {"id": ids["reported"], "outcomes": [{"type": "external.blip"}, {"type": "validation.bad_input"}]},
+    ]}
+    doc = _run(queue, redis_url, scenario)
+    _assert_timelines(doc, scenario, redis_url)  # one retry and two runs; one run and a dead letter
+    assert set(_dead_letters(queue, redis_url, doc)) == {ids["dead"], ids["reported"]}
+    assert doc["marks_left"] == [] and doc["dirs_left"] == []
+
+
+def test_celery_solo_pool_leaves_no_marks(redis_url: str) -> None:
+    """A solo pool decides in the worker's main process, which never loses
+    an attempt to a dead pool process: no marks are written there."""
+    ids = _ids("celery", "solo")
+    scenario = {"policy": POLICY, "jobs": [{"id": ids["solo"], "outcomes": [{"type": "external.blip"}]}]}
+    doc = _run("celery", redis_url, scenario, 1, pool="solo")
+    _assert_timelines(doc, scenario, redis_url)
+    assert doc["marks_left"] == []
 
 
 @pytest.mark.parametrize("queue", ["dramatiq", "dramatiq-rabbitmq"])

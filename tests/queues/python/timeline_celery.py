@@ -8,7 +8,9 @@ the microsecond) and starts it from its timer: 50 ms covers the timer tick.
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,19 +27,19 @@ PRECISION_RABBITMQ_MS = 50
 
 
 def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2, task: str = "scenario",
-        broker: str | None = None) -> dict[str, Any]:
+        broker: str | None = None, pool: str = "prefork") -> dict[str, Any]:
     """``broker``: an AMQP URL to run the workers on RabbitMQ (the timeline
-    is still recorded in ``redis_url``); by default the Redis itself."""
+    is still recorded in ``redis_url``); by default the Redis itself.
+    ``pool``: Celery's execution pool (``-P``)."""
     rec = tc.Recorder.new(redis_url, scenario)
     queue = f"ojs-celery-{rec.run}"
     broker_url = broker or redis_url
     env = tc.child_env({**rec.env(), "OJS_CELERY_BROKER": broker_url, "OJS_CELERY_QUEUE": queue})
     argv = [sys.executable, "-m", "celery", "-A", "celery_app", "worker", "-Q", queue, "-c", "1",
-            "-P", "prefork", "--without-mingle", "--without-gossip", "--without-heartbeat",
+            "-P", pool, "--without-mingle", "--without-gossip", "--without-heartbeat",
             "--loglevel", "INFO"]
     procs = []
     try:
-        import os
         os.environ.update({"OJS_CELERY_BROKER": broker_url, "OJS_CELERY_QUEUE": queue})
         import celery_app
 
@@ -55,8 +57,10 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2, task: str
             extra = {"headers": {STATE_KEY: carried["state"]}, "retries": carried["counter"]} if carried else {}
             fn.apply_async((job["id"],), task_id=job["id"], queue=queue, ojs_retry_policy=scenario["policy"], **extra)
         ids = rec.collect([j["id"] for j in scenario["jobs"]])
+        marks_left = marks_kept([os.getpid(), *(p.pid for p in procs)])
     finally:
         tc.stop_workers(procs)
+        dirs_left = marks_dirs_left(procs)
     if amqp_common.is_amqp(broker_url):
         left = amqp_common.held(broker_url, [queue])
         name, precision = f"{QUEUE}-rabbitmq", PRECISION_RABBITMQ_MS
@@ -64,7 +68,36 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2, task: str
         left, name, precision = pending(rec.client, queue, ids), QUEUE, PRECISION_MS
     jobs = rec.finished(ids, left)
     return {"queue": name, "precision_ms": precision, "jobs": jobs, "run": rec.run, "redis_queue": queue,
-            "broker": broker_url}
+            "broker": broker_url, "marks_left": marks_left, "dirs_left": dirs_left}
+
+
+def marks_dirs_left(procs: list[Any]) -> list[int]:
+    """The workers that stopped warmly (exit status 0) yet left their marks
+    directory (removed at ``worker_shutdown``); then removes every worker's,
+    a killed main process's included (it leaves its own behind)."""
+    from ojs_retry.integrations import _marks
+
+    left = [p.pid for p in procs if p.returncode == 0 and os.path.isdir(_marks.directory("celery", p.pid))]
+    for p in procs:
+        _marks.remove(_marks.directory("celery", p.pid))
+    return left
+
+
+def marks_kept(pids: list[int], timeout_s: float = 10.0) -> list[str]:
+    """The marks still in these processes' directories (the workers' main
+    processes, and this one: where a worker's main process itself would
+    leave its marks, being its parent) once every job ended, polled until
+    there are none (a pool process's report may still be on its way when
+    its listener recorded the end) or the deadline: a main process removes
+    each mark when the report comes."""
+    from ojs_retry.integrations import _marks
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = [name for pid in pids if os.path.isdir(d := _marks.directory("celery", pid)) for name in os.listdir(d)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
 
 
 def pending(client: Any, queue: str, ids: list[str]) -> int:

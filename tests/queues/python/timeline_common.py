@@ -70,6 +70,21 @@ def listeners(record: Callable[[DecisionEvent], None]) -> tuple[Callable[[Decisi
     return (_raising_listener, record) if os.environ.get(ENV_RAISING_LISTENER) else (record,)
 
 
+def kill_after_deciding(event: DecisionEvent) -> None:
+    """A listener (after the recorder): SIGKILLs its own process when the
+    scenario's outcome of the attempt has ``kill_after_deciding``. Listeners
+    are told once the decision was carried out: the process dies after
+    that and before it reports to anyone (Celery: a pool process, before
+    its worker's main process got the result). A timed-out failure is a
+    lost attempt decided elsewhere (Celery's main process): never killed."""
+    if event.failure.timed_out:
+        return
+    job = next(j for j in load_scenario(Recorder.from_env().scenario_path)["jobs"] if j["id"] == event.job_id)
+    outcome = outcome_for(job, event.attempt)
+    if outcome is not None and outcome.get("kill_after_deciding"):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def load_scenario(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     with open(path or SCENARIO_PATH, encoding="utf-8") as f:
         scenario: dict[str, Any] = json.load(f)
@@ -81,7 +96,9 @@ def outcome_for(job: Mapping[str, Any], attempt: int) -> Mapping[str, Any] | Non
 
     Besides ``{"type", "code"}``: ``{"timeout": true}`` sleeps until the
     queue's time limit interrupts it; ``{"kill": true}`` SIGKILLs the process
-    running the handler; ``{"kill_parent": true}`` its parent too."""
+    running the handler; ``{"kill_parent": true}`` its parent too;
+    ``{"kill_after_deciding": true}`` (besides a type) SIGKILLs it once the
+    failure was decided (:func:`kill_after_deciding`)."""
     if job["outcomes"] == "always":
         always: Mapping[str, Any] = job["always"]
         return always

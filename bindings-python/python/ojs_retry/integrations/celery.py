@@ -27,7 +27,12 @@ What it maps (docs/integrations.md has the whole table):
   are timeouts;
 * an attempt that never reported — a hard time limit, a pool process killed
   (``WorkerLostError``) — is seen by Celery's request hooks in the worker's
-  main process (:class:`OjsRequest`) and decided there as a timed-out attempt;
+  main process (:class:`OjsRequest`) and decided there as a timed-out attempt,
+  unless its pool process had decided it: once a prefork pool process has
+  carried out a decision it marks the attempt (a file ``<task id>.<retries>``
+  holding the action, in ``<tmp>/ojs-retry-celery-<uid>/<main pid>/``, on
+  the worker's host), which the main process takes instead of deciding
+  again, and removes when the pool process reports;
 * retry: ``self.retry(countdown=delay_ms / 1000)`` (Celery keeps the ETA to
   the microsecond; from the main process the same message Celery's
   ``retry_on_worker_lost`` sends); ``max_retries`` is ``None`` so Celery
@@ -60,11 +65,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import os
 import warnings
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from .. import Outcome, PolicyLayer, RetryPolicy
+from . import _marks
 from ._core import (
     POLICY_KEY,
     STATE_KEY,
@@ -92,9 +99,44 @@ _kombu = import_optional("kombu")
 _exceptions = import_optional("celery.exceptions")
 _request = import_optional("celery.worker.request")
 _billiard = import_optional("billiard.exceptions")
+_signals = import_optional("celery.signals")
 _CELERY_CONTROL = tuple(class_of(_exceptions, n) for n in ("Retry", "Ignore", "Reject"))
 _TIME_LIMITS = (class_of(_exceptions, "SoftTimeLimitExceeded"), class_of(_exceptions, "TimeLimitExceeded"))
 _WorkerLostError = class_of(_billiard, "WorkerLostError")
+
+
+#: In a prefork pool process: its worker's main process's marks directory,
+#: where it marks each attempt it decided (None in any other process).
+_pool_marks: str | None = None
+_main_pid: int | None = None
+
+
+def _on_worker_init(**_: Any) -> None:
+    global _main_pid
+    _main_pid = os.getpid()
+
+
+def _on_process_init(**_: Any) -> None:
+    # Sent in each prefork pool process — forked from the main process, which
+    # set _main_pid at worker_init, or a fresh interpreter (spawn), which
+    # Celery flags with FORKED_BY_MULTIPROCESSING — and by the solo pool in
+    # the main process itself, which never loses an attempt: no marks there
+    # (nor where it cannot tell, which leaves the attempt to the main process).
+    global _pool_marks
+    pool = os.getpid() != _main_pid if _main_pid is not None else bool(os.environ.get("FORKED_BY_MULTIPROCESSING"))
+    if pool:
+        where = _marks.directory("celery", os.getppid())
+        _pool_marks = where if _marks.ensure(where) else None
+
+
+def _on_worker_shutdown(**_: Any) -> None:
+    _marks.remove(_marks.directory("celery", os.getpid()))
+
+
+if _signals is not None:
+    _signals.worker_init.connect(_on_worker_init, weak=False)
+    _signals.worker_process_init.connect(_on_process_init, weak=False)
+    _signals.worker_shutdown.connect(_on_worker_shutdown, weak=False)
 
 
 def dead_letter_key(queue: str) -> str:
@@ -131,7 +173,8 @@ class OjsRequest(class_of(_request, "Request")):  # type: ignore[misc]
     """Celery's worker-side request of an :class:`OjsTask`, in the worker's
     main process: an attempt whose pool process never reported — a hard
     time limit, a killed pool process — is a timed-out attempt the engine
-    decides, instead of Celery's FAILURE or a redelivery as the same one."""
+    decides, instead of Celery's FAILURE or a redelivery as the same one;
+    unless its pool process had decided it already (its mark)."""
 
     def on_failure(self, exc_info: Any, send_failed_event: bool = True, return_ok: bool = False) -> None:
         # The pool reports a hard time limit (before calling on_timeout) and a
@@ -139,6 +182,8 @@ class OjsRequest(class_of(_request, "Request")):  # type: ignore[misc]
         # comes back from the process with return_ok True (already decided).
         exc = getattr(exc_info, "exception", None)
         exc = getattr(exc, "exc", exc)  # billiard wraps it in ExceptionWithTraceback
+        if return_ok and self.worker_pid != os.getpid():  # a pool process reported: its mark is not needed
+            _marks.drop(self._ojs_mark_path())
         lost = not return_ok and isinstance(exc, (_WorkerLostError, _TIME_LIMITS[1]))
         if lost and self._ojs_decide(exc):
             return
@@ -148,10 +193,19 @@ class OjsRequest(class_of(_request, "Request")):  # type: ignore[misc]
         if not getattr(self, "_ojs_retried", False):  # a retry sent: Celery's FAILURE handling is not to follow
             super().on_timeout(soft, timeout)
 
+    def _ojs_mark_path(self) -> str:
+        """Where a prefork pool process marks this attempt once it decided it."""
+        return _marks.path(_marks.directory("celery", os.getpid()), str(self.id), int(self._context.retries or 0))
+
     def _ojs_decide(self, exc: BaseException) -> bool:
         """Decides the lost attempt; True when the retry was sent (and the
         message acknowledged), False when Celery's own failure handling is
-        to follow (discard, dead letter after its record was written)."""
+        to follow (discard, dead letter after its record was written).
+        An attempt its pool process marked was decided and carried out
+        there: it is not decided again."""
+        done = _marks.take(self._ojs_mark_path())
+        if done is not None:
+            return done == "retry" and self._ojs_sent()
         task: OjsTask = self.task
         if not task._ojs_decides_lost(self._context):
             return False
@@ -164,14 +218,20 @@ class OjsRequest(class_of(_request, "Request")):  # type: ignore[misc]
                 self._context, countdown=(out.decision.delay_ms or 0) / 1000,
                 retries=int(self._context.retries or 0) + 1, headers=headers,
             ).apply_async()
-            self._ojs_retried = True
-            _request.task_ready(self)  # as Celery's own handlers do: no longer an active request
-            if task.acks_late:
-                self.acknowledge()
+            self._ojs_sent()
         else:
             task._ojs_dead_letter(self._context, out)
         task._ojs_tell(self._context, failure, out, now)
         return out.decision.action == "retry"
+
+    def _ojs_sent(self) -> bool:
+        """The attempt's retry was sent: as Celery's own handlers do, no
+        longer an active request, and the message acknowledged."""
+        self._ojs_retried = True
+        _request.task_ready(self)
+        if self.task.acks_late:
+            self.acknowledge()
+        return True
 
 
 class OjsTask(class_of(_celery, "Task") if _celery else object):  # type: ignore[misc]
@@ -252,10 +312,21 @@ class OjsTask(class_of(_celery, "Task") if _celery else object):  # type: ignore
         out = self._ojs_transact(self.request, failure, now)
         if out.decision.action == "retry":
             retry = self._ojs_retry(exc, out)
+            self._ojs_mark(out)
             self._ojs_tell(self.request, failure, out, now)
             raise retry
         self._ojs_dead_letter(self.request, out)
+        self._ojs_mark(out)
         self._ojs_tell(self.request, failure, out, now)
+
+    def _ojs_mark(self, out: Outcome) -> None:
+        """In a prefork pool process, marks the attempt decided and carried
+        out, for the main process should this process die before it reports
+        (not a call run in the process itself, which the main process never
+        sees)."""
+        request = self.request
+        if _pool_marks is not None and not (request.called_directly or request.is_eager):
+            _marks.put(_marks.path(_pool_marks, str(request.id), int(request.retries or 0)), out.decision.action)
 
     def _ojs_retry(self, exc: Exception, out: Outcome) -> Any:
         """``self.retry`` with the engine's delay; Celery's ``max_retries``
