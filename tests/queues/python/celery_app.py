@@ -7,6 +7,7 @@ the scenario task's handler and listener are timeline_common's.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -26,6 +27,8 @@ app.conf.update(
     worker_hijack_root_logger=False,
     task_acks_late=True,
 )
+if os.environ.get("OJS_CELERY_CONF"):  # settings of one test (JSON)
+    app.conf.update(json.loads(os.environ["OJS_CELERY_CONF"]))
 if os.environ.get("OJS_CELERY_VISIBILITY_S"):  # how soon the broker redelivers an unacknowledged task
     app.conf.broker_transport_options = {"visibility_timeout": float(os.environ["OJS_CELERY_VISIBILITY_S"]),
                                          "unacked_restore_throttle": 1}

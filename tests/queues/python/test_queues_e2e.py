@@ -364,6 +364,26 @@ def test_killed_pool_process_counts_the_attempt(queue: str, redis_url: str) -> N
     assert set(_dead_letters(queue, redis_url, doc)) == {ids["always_killed"]}
 
 
+@pytest.mark.parametrize("setting", ["task_reject_on_worker_lost", "task_retry_on_worker_lost"])
+@pytest.mark.parametrize("queue", ["celery", "celery-rabbitmq"])
+def test_celery_never_reruns_a_lost_attempt_the_engine_ended(queue: str, setting: str, redis_url: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Celery's settings that redeliver (``task_reject_on_worker_lost``) or
+    retry (``task_retry_on_worker_lost``) a task whose pool process was
+    lost do not run a job again once the engine ended it: the last attempt
+    is dead-lettered, and nothing is left to run (the harness checks the
+    broker holds no message for the queue once the workers stopped, and
+    that the job started exactly as often as it was decided)."""
+    monkeypatch.setenv("OJS_CELERY_CONF", json.dumps({setting: True}))
+    ids = _ids(queue, "always_killed")
+    scenario = {"policy": {**POLICY, "max_attempts": 2}, "jobs": [
+        {"id": ids["always_killed"], "outcomes": "always", "always": {"kill": True}},
+    ]}
+    doc = _run(queue, redis_url, scenario)
+    _assert_timelines(doc, scenario, redis_url)
+    assert set(_dead_letters(queue, redis_url, doc)) == {ids["always_killed"]}
+
+
 @pytest.mark.parametrize("queue", ["celery", "celery-rabbitmq"])
 def test_celery_killed_main_process_runs_as_the_same_attempt(queue: str, redis_url: str,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:

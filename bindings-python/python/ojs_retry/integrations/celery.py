@@ -27,7 +27,10 @@ What it maps (docs/integrations.md has the whole table):
   are timeouts;
 * an attempt that never reported — a hard time limit, a pool process killed
   (``WorkerLostError``) — is seen by Celery's request hooks in the worker's
-  main process (:class:`OjsRequest`) and decided there as a timed-out attempt,
+  main process (:class:`OjsRequest`) and decided there as a timed-out attempt
+  (one the engine ends is failed through Celery's ``Reject(requeue=False)``,
+  so ``task_reject_on_worker_lost`` / ``task_retry_on_worker_lost`` never run
+  it again),
   unless its pool process had decided it: once a prefork pool process has
   carried out a decision it marks the attempt (a file ``<task id>.<retries>``
   holding the action, in ``<tmp>/ojs-retry-celery-<uid>/<main pid>/``, on
@@ -100,6 +103,7 @@ _exceptions = import_optional("celery.exceptions")
 _request = import_optional("celery.worker.request")
 _billiard = import_optional("billiard.exceptions")
 _signals = import_optional("celery.signals")
+_einfo = import_optional("billiard.einfo")
 _CELERY_CONTROL = tuple(class_of(_exceptions, n) for n in ("Retry", "Ignore", "Reject"))
 _TIME_LIMITS = (class_of(_exceptions, "SoftTimeLimitExceeded"), class_of(_exceptions, "TimeLimitExceeded"))
 _WorkerLostError = class_of(_billiard, "WorkerLostError")
@@ -185,8 +189,16 @@ class OjsRequest(class_of(_request, "Request")):  # type: ignore[misc]
         if return_ok and self.worker_pid != os.getpid():  # a pool process reported: its mark is not needed
             _marks.drop(self._ojs_mark_path())
         lost = not return_ok and isinstance(exc, (_WorkerLostError, _TIME_LIMITS[1]))
-        if lost and self._ojs_decide(exc):
+        action = self._ojs_decide(exc) if lost else None
+        if action == "retry":
             return
+        if action is not None:
+            # Ended by the engine: failed as Celery fails a task that never
+            # runs again (FAILURE, task_failure, the message rejected without
+            # requeue), so that neither task_reject_on_worker_lost, nor
+            # task_retry_on_worker_lost, nor a timed-out task's requeue runs
+            # it once more.
+            exc_info = _never_again(exc)
         super().on_failure(exc_info, send_failed_event=send_failed_event, return_ok=return_ok)
 
     def on_timeout(self, soft: bool, timeout: float) -> None:
@@ -197,18 +209,20 @@ class OjsRequest(class_of(_request, "Request")):  # type: ignore[misc]
         """Where a prefork pool process marks this attempt once it decided it."""
         return _marks.path(_marks.directory("celery", os.getpid()), str(self.id), int(self._context.retries or 0))
 
-    def _ojs_decide(self, exc: BaseException) -> bool:
-        """Decides the lost attempt; True when the retry was sent (and the
-        message acknowledged), False when Celery's own failure handling is
-        to follow (discard, dead letter after its record was written).
-        An attempt its pool process marked was decided and carried out
-        there: it is not decided again."""
+    def _ojs_decide(self, exc: BaseException) -> str | None:
+        """Decides the lost attempt and carries it out: its action (a retry
+        was sent and the message acknowledged; a dead letter's record was
+        written), or None when Celery's own handling is to decide it. An
+        attempt its pool process marked was decided and carried out there:
+        it is not decided again."""
         done = _marks.take(self._ojs_mark_path())
-        if done is not None:
-            return done == "retry" and self._ojs_sent()
+        if done == "retry":
+            self._ojs_sent()
+        if done in ("retry", "discard", "dead_letter"):
+            return done
         task: OjsTask = self.task
         if not task._ojs_decides_lost(self._context):
-            return False
+            return None
         failure = dataclasses.replace(failure_from_exception(exc), timed_out=True)
         now = now_ms()
         out = task._ojs_transact(self._context, failure, now)
@@ -222,16 +236,25 @@ class OjsRequest(class_of(_request, "Request")):  # type: ignore[misc]
         else:
             task._ojs_dead_letter(self._context, out)
         task._ojs_tell(self._context, failure, out, now)
-        return out.decision.action == "retry"
+        return str(out.decision.action)
 
-    def _ojs_sent(self) -> bool:
+    def _ojs_sent(self) -> None:
         """The attempt's retry was sent: as Celery's own handlers do, no
         longer an active request, and the message acknowledged."""
         self._ojs_retried = True
         _request.task_ready(self)
         if self.task.acks_late:
             self.acknowledge()
-        return True
+
+
+def _never_again(exc: BaseException) -> Any:
+    """The exception info of Celery's ``Reject(requeue=False)`` for a lost
+    attempt the engine ended, its reason the exception that lost it."""
+    reject = class_of(_exceptions, "Reject")
+    try:
+        raise reject(exc, requeue=False) from exc
+    except reject:
+        return require(_einfo, "celery").ExceptionInfo()
 
 
 class OjsTask(class_of(_celery, "Task") if _celery else object):  # type: ignore[misc]
