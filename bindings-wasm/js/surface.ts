@@ -107,7 +107,7 @@ export interface TransactionOptions {
   details?: unknown
   /** The instant of the failure, epoch ms (default `Date.now()`). */
   now?: number | null
-  /** The newest errors the state keeps (at least 10). */
+  /** The newest errors the state keeps: 10 (the default) to 10 000; outside that range an `OjsRetryError` at `history_limit`. */
   historyLimit?: number | null
   /** The queue's name, for the dead-letter record. */
   queue?: string | null
