@@ -333,7 +333,11 @@ async def bullmq_timelines(jobs: dict[str, dict[str, Any]], handler: Any, make_w
             assert time.monotonic() < deadline, rows
             await asyncio.sleep(0.05)
     finally:
-        await worker.close()
+        # Forced: every job has ended (or the test failed). An unforced close
+        # waits for the worker's blocking fetch, which BullMQ for Python
+        # (2.x) does not always give up under load: the close then never
+        # returns (seen for the plain bullmq.Worker too).
+        await worker.close(force=True)
         await queue.obliterate(force=True)
         await queue.close()
         client = aioredis.from_url(url)
