@@ -16,6 +16,9 @@ import timeline_common as tc
 
 #: An AMQP URL: the workers' broker is RabbitMQ (the timeline stays in Redis).
 ENV_BROKER = "OJS_DRAMATIQ_BROKER"
+#: "redis": the middleware's run marks in the timeline's Redis (``marks=``),
+#: on any broker; by default the middleware's own choice.
+ENV_MARKS = "OJS_DRAMATIQ_MARKS"
 
 
 def record(event: DecisionEvent) -> None:
@@ -39,7 +42,12 @@ def _make_broker(url: str) -> Any:
         made = RedisBroker(url=url, middleware=middleware_without_retries(),
                            heartbeat_timeout=int(os.environ.get("OJS_DRAMATIQ_HEARTBEAT_MS", "60000")),
                            maintenance_chance=int(os.environ.get("OJS_DRAMATIQ_MAINTENANCE_CHANCE", "1000")))
-    made.add_middleware(OjsRetries(listeners=tc.listeners(record)))
+    marks = None
+    if os.environ.get(ENV_MARKS) == "redis":
+        from dramatiq.rate_limits.backends import RedisBackend
+
+        marks = RedisBackend(url=os.environ[tc.ENV_REDIS])
+    made.add_middleware(OjsRetries(listeners=tc.listeners(record), marks=marks))
     made.add_middleware(RecordDelays())
     return made
 

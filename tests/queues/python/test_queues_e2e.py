@@ -446,15 +446,24 @@ def test_dramatiq_killed_worker_counts_the_attempt(queue: str, redis_url: str) -
     Redis after the heartbeat timeout, where the run mark makes it the next
     attempt; RabbitMQ when the worker's connection closes, flagged
     ``redelivered``, which makes it the next attempt. Four workers: each
-    kill takes one."""
+    kill takes one.
+
+    The retries have no delay (Dramatiq's own options, ``min_backoff`` 0,
+    read through the ``dramatiq`` preset), so each is enqueued on the queue
+    itself: a delayed one would pass through ``.DQ``, and a kill of the
+    worker that moved it to the queue before its acknowledgement reached
+    the broker would deliver it twice (test_dramatiq_copies.py)."""
     ids = _ids(queue, "killed", "always_killed")
-    scenario = {"policy": {**POLICY, "max_attempts": 2}, "jobs": [
+    own = {"max_retries": 1, "min_backoff": 0}
+    scenario = {"policy": {"preset": {"system": "dramatiq", **own}}, "dramatiq_options": own, "jobs": [
         {"id": ids["killed"], "outcomes": [{"kill": True}]},
         {"id": ids["always_killed"], "outcomes": "always", "always": {"kill": True}},
     ]}
     env = {"OJS_DRAMATIQ_HEARTBEAT_MS": "1000", "OJS_DRAMATIQ_MAINTENANCE_CHANCE": "1000000"}  # maintenance on every command
     doc = _run(queue, redis_url, scenario, 4, extra_env=env)
     _assert_timelines(doc, scenario, redis_url)
+    # As sent, then the retry, on the queue itself (no third enqueue: no move from .DQ).
+    assert tc.Recorder(redis_url, doc["run"]).enqueues(ids["always_killed"]) == [[0, None], [1, None]]
     assert all(r["timed_out"] for rows in doc["jobs"].values() for r in rows if r["action"] != "succeeded")
     dead = _dead_letters(queue, redis_url, doc)
     assert set(dead) == {ids["always_killed"]}

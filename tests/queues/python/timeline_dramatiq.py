@@ -42,9 +42,16 @@ def run(redis_url: str, scenario: Mapping[str, Any], workers: int = 2,
         from ojs_retry.integrations._core import POLICY_KEY, STATE_KEY
 
         actor = dramatiq_app.declare(name, dramatiq_app.broker_for(broker_url))
+        own = scenario.get("dramatiq_options")
         for job in scenario["jobs"]:
-            text = validate_job_policy(scenario["policy"])
-            message = actor.message_with_options(args=(job["id"],), **{POLICY_KEY: text})
+            if own is not None:
+                # No OJS layer: Dramatiq's own Retries options on the message,
+                # which the middleware reads through the dramatiq preset (the
+                # scenario's policy is that preset, for the expected timeline).
+                message = actor.message_with_options(args=(job["id"],), **own)
+            else:
+                message = actor.message_with_options(
+                    args=(job["id"],), **{POLICY_KEY: validate_job_policy(scenario["policy"])})
             if "raw_layer" in scenario:
                 # A producer on the plain queue API: a broker without the middleware.
                 raw = message.copy(message_id=job["id"], options={POLICY_KEY: scenario["raw_layer"]})

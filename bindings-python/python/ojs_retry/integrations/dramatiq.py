@@ -46,9 +46,16 @@ What it maps:
   ``redelivered`` flag, which RabbitMQ also sets on a message a worker
   had prefetched but not started when it stopped (docs/integrations.md:
   run workers with a prefetch of one message per thread);
+* a copy of an attempt that already ended (Dramatiq delivers a delayed
+  message twice when the worker that moved it from ``.DQ`` to the queue
+  died before its acknowledgement reached the broker) is acknowledged
+  without running: when an attempt ends, a second mark says so. Without
+  marks (RabbitMQ's ``redelivered`` flag) such a copy runs again as the
+  same attempt, as with Dramatiq's own ``Retries``;
 * retry: ``retries`` + 1 and ``broker.enqueue(message, delay=...)``, the
   delay the engine's, or the one of a ``dramatiq.Retry(delay=...)`` raised
-  by the actor (the engine still decides whether it is retried);
+  by the actor (the engine still decides whether it is retried); a delay
+  of 0 is enqueued on the queue itself, not through ``.DQ``;
 * dead letter: the dead-letter record goes to :attr:`OjsRetries.dead_letters`
   — on a Redis broker the list ``<namespace>:<queue>:dead`` and the message
   to Dramatiq's dead-letter queue ``.XQ`` (``message.fail()``); on RabbitMQ
@@ -116,7 +123,7 @@ LOST_TYPE = "dramatiq.WorkerLost"
 #: The options of Dramatiq's ``Retries`` the ``dramatiq`` preset reads, as
 #: Retries reads them: the message's, else the actor's.
 ADOPTED_OPTIONS = ("max_retries", "min_backoff", "max_backoff")
-#: How long a run mark is kept (ms): a message redelivered later than this
+#: How long run and end marks are kept (ms): a message redelivered later than this
 #: after its worker died is run again as the same attempt.
 MARK_TTL_MS = 24 * 3600 * 1000
 
@@ -304,30 +311,47 @@ class OjsRetries(_Middleware):  # type: ignore[misc]
 
     def before_process_message(self, broker: Any, message: Any) -> None:
         """Marks the attempt started; a mark already there means the worker
-        that started this attempt died before it reported."""
+        that started this attempt died before it reported, unless the
+        attempt's end mark is there too: then this delivery is a copy of an
+        attempt that ended, acknowledged without running."""
+        skip = require(_middleware, "dramatiq").SkipMessage
+        attempt = _attempt_key(message)  # a retry's decision changes ``retries``
         marks = self._marks(broker)
         if marks is None:
             # RabbitMQ's own mark: a delivery it had given a consumer before.
             if not (_is_rabbitmq(broker) and getattr(message, "redelivered", False)):
                 return
         else:
-            key = f"ojs_retry:run:{message.queue_name}:{message.message_id}:{message.options.get('retries', 0)}"
-            if marks.add(key, 1, MARK_TTL_MS):
+            if marks.add(f"ojs_retry:run:{attempt}", 1, MARK_TTL_MS):
                 return
+            if _ended(marks, attempt):
+                _log.warning("ojs_retry: message %s is a copy of an attempt that ended; not run", message.message_id)
+                raise skip("a copy of an attempt that ended")
         lost = Failure(LOST_TYPE, None, True, "the worker running this attempt stopped before it reported")
         self._decide(broker, message, lost, None)
-        raise require(_middleware, "dramatiq").SkipMessage("decided as a lost attempt")
+        self._end(broker, attempt)
+        raise skip("decided as a lost attempt")
 
     def after_process_message(
         self, broker: Any, message: Any, *, result: Any = None, exception: BaseException | None = None
     ) -> None:
-        if exception is None:
-            return
+        attempt = _attempt_key(message)  # a retry's decision changes ``retries``
         try:
-            self._decide(broker, message, self._failure(broker, message, exception), exception)
+            if exception is not None:
+                self._decide(broker, message, self._failure(broker, message, exception), exception)
         except Exception:
             _log.exception("ojs_retry: could not decide message %s; failing it into .XQ", message.message_id)
             message.fail()
+        self._end(broker, attempt)
+
+    def _end(self, broker: Any, attempt: str) -> None:
+        """The attempt's end mark, set once its outcome was carried out (a
+        kill before it makes a copy decide again: never lost)."""
+        marks = self._marks(broker)
+        if marks is not None:
+            end = f"ojs_retry:end:{attempt}"
+            # A probe of _ended may have created it as 0.
+            marks.add(end, 1, MARK_TTL_MS) or marks.incr(end, 1, 1, MARK_TTL_MS)
 
     def _failure(self, broker: Any, message: Any, exception: BaseException) -> Failure:
         failure = failure_from_exception(exception, timeout_types=self.timeout_types)
@@ -375,7 +399,7 @@ class OjsRetries(_Middleware):  # type: ignore[misc]
             if isinstance(exception, _Retry) and exception.delay is not None:
                 delay = max(0, int(exception.delay))  # the actor's own delay; the engine chose to retry
             message.options["retries"] = out.decision.attempt
-            broker.enqueue(message, delay=delay)
+            broker.enqueue(message, delay=delay or None)  # 0: no hop through .DQ
         elif action == "dead_letter":
             self.dead_letters(broker, message, out.dead_letter or "null")
             if self.dead_letters is not _default_dead_letters or not _is_rabbitmq(broker):
@@ -387,6 +411,19 @@ class OjsRetries(_Middleware):  # type: ignore[misc]
 
             self.marks = RedisBackend(client=broker.client)
         return self.marks
+
+
+def _attempt_key(message: Any) -> str:
+    return f"{message.queue_name}:{message.message_id}:{message.options.get('retries', 0)}"
+
+
+def _ended(marks: Any, attempt: str) -> bool:
+    """Whether the attempt's end mark is set, with the rate-limiter API
+    (``add`` and a bounded ``incr``; no read): an ``incr`` by 0 up to 0 holds
+    only while the mark is 0 (Memcached's ``incr`` needs the key to exist)."""
+    end = f"ojs_retry:end:{attempt}"
+    marks.add(end, 0, MARK_TTL_MS)
+    return not marks.incr(end, 0, 0, MARK_TTL_MS)
 
 
 def _is_redis(broker: Any) -> bool:
