@@ -10,8 +10,9 @@ Prints one JSON document:
   (benchlib): natively (``Retries`` with ``max_retries=1``, ``min_backoff``
   = ``max_backoff`` = 1 ms: Dramatiq's jittered backoff is then always 1 ms),
   on the engine (``OjsRetries`` in place of ``Retries``: ``max_attempts`` 2,
-  constant 1 ms, no jitter; the run mark, one ``SET NX PX`` per attempt;
-  the decision, the §10 state in the message options) and its floor (the
+  constant 1 ms, no jitter; the run mark, one ``SET NX PX`` per attempt,
+  and the end mark of the retry Dramatiq moved from ``.DQ``, one more per
+  job; the decision, the §10 state in the message options) and its floor (the
   same middleware with its transaction a no-op). All retry through
   Dramatiq's delay queue. The ratios are of the medians.
 * ``enqueue``: per call, ``actor.send`` alone, the integration's ``send``

@@ -6,18 +6,20 @@ retry from ``<queue>.DQ`` to the queue dies before its acknowledgement of
 the ``.DQ`` message reached the broker: the broker gives that message
 again, and another worker moves it again (ci, 2026-11-28: a job
 dead-lettered at its last attempt then ran a third time on RabbitMQ). The
-race itself cannot be timed from outside, so the test enqueues that copy
-itself: the same message id, ``retries`` and layer, once the first delivery
-has ended. With run marks (a Redis broker's own, or ``marks=`` on
-RabbitMQ) the attempt's end mark makes the copy acknowledged without
-running; on RabbitMQ without marks nothing tells the copy apart, and it
-runs again as the same attempt, as with Dramatiq's own ``Retries`` (pinned).
+race itself cannot be timed from outside, so the test sends that copy
+itself, through ``.DQ`` as Dramatiq does: the same message id, ``retries``
+and layer, once the first delivery has ended. With run marks (a Redis
+broker's own, or ``marks=`` on RabbitMQ) the attempt's end mark makes the
+copy acknowledged without running; on RabbitMQ without marks nothing tells
+the copy apart, and it runs again as the same attempt, as with Dramatiq's
+own ``Retries`` (pinned).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 import uuid
 from typing import Any
 
@@ -57,12 +59,24 @@ def _dead_letter_ids(broker_url: str, redis_url: str, name: str) -> list[str]:
     return [json.loads(raw)["job_id"] for raw in client.lrange(dead_letter_key(name), 0, -1)]
 
 
+def _wait_for_moves(rec: tc.Recorder, counts: dict[str, int], timeout_s: float = 60.0) -> None:
+    """Waits until each job was enqueued ``counts[job]`` times (a move from
+    ``.DQ`` is an enqueue, recorded by the worker's RecordDelays)."""
+    deadline = time.monotonic() + timeout_s
+    while any(len(rec.enqueues(j)) < n for j, n in counts.items()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"not moved from .DQ after {timeout_s}s: {[rec.enqueues(j) for j in counts]}")
+        time.sleep(0.05)
+
+
 def _run_with_copies(case: str, redis_url: str) -> tuple[tc.Recorder, dict[str, str], list[str]]:
     """One worker (one thread, one message prefetched: messages run in
     order). ``dead`` fails with a non-retryable error, ``retried`` is
     retried once, ``done`` succeeds; once they ended, a copy of each one's
-    first message is enqueued, then ``last``: when ``last`` has ended, every
-    copy was taken and acknowledged, run or not."""
+    first message is sent, each through ``.DQ`` (a delay of 1 ms), as the
+    first ones were; once each copy was moved to the queue, ``last`` is
+    enqueued there: when ``last`` has ended, every copy was taken and
+    acknowledged, run or not."""
     broker_url = _broker_url(case, redis_url)
     tag = uuid.uuid4().hex[:6]
     ids = {n: f"{case}-{n}-{tag}" for n in (*FIRST, "last")}
@@ -84,12 +98,15 @@ def _run_with_copies(case: str, redis_url: str) -> tuple[tc.Recorder, dict[str, 
         child[dramatiq_app.ENV_MARKS] = "redis"
     argv = [sys.executable, str(tc.HERE / "dramatiq_worker.py"), name]
     for n in FIRST:
-        actor.broker.enqueue(first[n])
+        actor.broker.enqueue(first[n], delay=1)
     procs = tc.start_workers(argv, 1, tc.child_env(child), tc.log_prefix("dramatiq-copies", rec.run))
     try:
         rec.collect([ids[n] for n in FIRST])
-        for n in (*FIRST, "last"):
-            actor.broker.enqueue(first[n])
+        moved = {ids[n]: len(rec.enqueues(ids[n])) + 2 for n in FIRST}  # sent, then moved
+        for n in FIRST:
+            actor.broker.enqueue(first[n], delay=1)
+        _wait_for_moves(rec, moved)
+        actor.broker.enqueue(first["last"])
         rec.collect([ids["last"]])
     finally:
         tc.stop_workers(procs)

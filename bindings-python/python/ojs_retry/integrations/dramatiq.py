@@ -49,9 +49,10 @@ What it maps:
 * a copy of an attempt that already ended (Dramatiq delivers a delayed
   message twice when the worker that moved it from ``.DQ`` to the queue
   died before its acknowledgement reached the broker) is acknowledged
-  without running: when an attempt ends, a second mark says so. Without
-  marks (RabbitMQ's ``redelivered`` flag) such a copy runs again as the
-  same attempt, as with Dramatiq's own ``Retries``;
+  without running: a message moved from ``.DQ`` carries the option
+  ``ojs_retry_delayed``, and when its attempt ends an end mark joins the run
+  mark. Without marks (RabbitMQ's ``redelivered`` flag) such a copy runs
+  again as the same attempt, as with Dramatiq's own ``Retries``;
 * retry: ``retries`` + 1 and ``broker.enqueue(message, delay=...)``, the
   delay the engine's, or the one of a ``dramatiq.Retry(delay=...)`` raised
   by the actor (the engine still decides whether it is retried); a delay
@@ -123,6 +124,10 @@ LOST_TYPE = "dramatiq.WorkerLost"
 #: The options of Dramatiq's ``Retries`` the ``dramatiq`` preset reads, as
 #: Retries reads them: the message's, else the actor's.
 ADOPTED_OPTIONS = ("max_retries", "min_backoff", "max_backoff")
+#: The option of a message Dramatiq moved from ``.DQ``: the only kind it
+#: delivers again as a first delivery, so the only one whose attempts get an
+#: end mark (a message never delayed pays for the run mark alone).
+DELAYED_KEY = "ojs_retry_delayed"
 #: How long run and end marks are kept (ms): a message redelivered later than this
 #: after its worker died is run again as the same attempt.
 MARK_TTL_MS = 24 * 3600 * 1000
@@ -315,41 +320,43 @@ class OjsRetries(_Middleware):  # type: ignore[misc]
         attempt's end mark is there too: then this delivery is a copy of an
         attempt that ended, acknowledged without running."""
         skip = require(_middleware, "dramatiq").SkipMessage
-        attempt = _attempt_key(message)  # a retry's decision changes ``retries``
+        run, end = _marks_of(message)  # before a retry's decision changes ``retries``
         marks = self._marks(broker)
         if marks is None:
             # RabbitMQ's own mark: a delivery it had given a consumer before.
             if not (_is_rabbitmq(broker) and getattr(message, "redelivered", False)):
                 return
         else:
-            if marks.add(f"ojs_retry:run:{attempt}", 1, MARK_TTL_MS):
+            if marks.add(run, 1, MARK_TTL_MS):
                 return
-            if _ended(marks, attempt):
+            if end is not None and _ended(marks, end):
                 _log.warning("ojs_retry: message %s is a copy of an attempt that ended; not run", message.message_id)
                 raise skip("a copy of an attempt that ended")
         lost = Failure(LOST_TYPE, None, True, "the worker running this attempt stopped before it reported")
         self._decide(broker, message, lost, None)
-        self._end(broker, attempt)
+        self._end(broker, end)
         raise skip("decided as a lost attempt")
 
     def after_process_message(
         self, broker: Any, message: Any, *, result: Any = None, exception: BaseException | None = None
     ) -> None:
-        attempt = _attempt_key(message)  # a retry's decision changes ``retries``
+        _, end = _marks_of(message)  # before a retry's decision changes ``retries``
         try:
             if exception is not None:
                 self._decide(broker, message, self._failure(broker, message, exception), exception)
         except Exception:
             _log.exception("ojs_retry: could not decide message %s; failing it into .XQ", message.message_id)
             message.fail()
-        self._end(broker, attempt)
+        self._end(broker, end)
 
-    def _end(self, broker: Any, attempt: str) -> None:
+    def before_delay_message(self, broker: Any, message: Any) -> None:
+        message.options[DELAYED_KEY] = 1  # Dramatiq's copy to the queue keeps it
+
+    def _end(self, broker: Any, end: str | None) -> None:
         """The attempt's end mark, set once its outcome was carried out (a
         kill before it makes a copy decide again: never lost)."""
         marks = self._marks(broker)
-        if marks is not None:
-            end = f"ojs_retry:end:{attempt}"
+        if marks is not None and end is not None:
             # A probe of _ended may have created it as 0.
             marks.add(end, 1, MARK_TTL_MS) or marks.incr(end, 1, 1, MARK_TTL_MS)
 
@@ -399,6 +406,7 @@ class OjsRetries(_Middleware):  # type: ignore[misc]
             if isinstance(exception, _Retry) and exception.delay is not None:
                 delay = max(0, int(exception.delay))  # the actor's own delay; the engine chose to retry
             message.options["retries"] = out.decision.attempt
+            message.options.pop(DELAYED_KEY, None)  # set again if it passes through .DQ
             broker.enqueue(message, delay=delay or None)  # 0: no hop through .DQ
         elif action == "dead_letter":
             self.dead_letters(broker, message, out.dead_letter or "null")
@@ -413,15 +421,16 @@ class OjsRetries(_Middleware):  # type: ignore[misc]
         return self.marks
 
 
-def _attempt_key(message: Any) -> str:
-    return f"{message.queue_name}:{message.message_id}:{message.options.get('retries', 0)}"
+def _marks_of(message: Any) -> tuple[str, str | None]:
+    """The attempt's run mark, and its end mark if it was moved from ``.DQ``."""
+    attempt = f"{message.queue_name}:{message.message_id}:{message.options.get('retries', 0)}"
+    return f"ojs_retry:run:{attempt}", f"ojs_retry:end:{attempt}" if message.options.get(DELAYED_KEY) else None
 
 
-def _ended(marks: Any, attempt: str) -> bool:
-    """Whether the attempt's end mark is set, with the rate-limiter API
-    (``add`` and a bounded ``incr``; no read): an ``incr`` by 0 up to 0 holds
-    only while the mark is 0 (Memcached's ``incr`` needs the key to exist)."""
-    end = f"ojs_retry:end:{attempt}"
+def _ended(marks: Any, end: str) -> bool:
+    """Whether the end mark is set, with the rate-limiter API (``add`` and a
+    bounded ``incr``; no read): an ``incr`` by 0 up to 0 holds only while the
+    mark is 0 (Memcached's ``incr`` needs the key to exist)."""
     marks.add(end, 0, MARK_TTL_MS)
     return not marks.incr(end, 0, 0, MARK_TTL_MS)
 
