@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 import uuid
 from typing import Any
 
@@ -62,11 +61,8 @@ def _dead_letter_ids(broker_url: str, redis_url: str, name: str) -> list[str]:
 def _wait_for_moves(rec: tc.Recorder, counts: dict[str, int], timeout_s: float = 60.0) -> None:
     """Waits until each job was enqueued ``counts[job]`` times (a move from
     ``.DQ`` is an enqueue, recorded by the worker's RecordDelays)."""
-    deadline = time.monotonic() + timeout_s
-    while any(len(rec.enqueues(j)) < n for j, n in counts.items()):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"not moved from .DQ after {timeout_s}s: {[rec.enqueues(j) for j in counts]}")
-        time.sleep(0.05)
+    tc.wait_until(lambda: all(len(rec.enqueues(j)) >= n for j, n in counts.items()), timeout_s,
+                  lambda: f"not moved from .DQ: {[rec.enqueues(j) for j in counts]}")
 
 
 def _run_with_copies(case: str, redis_url: str) -> tuple[tc.Recorder, dict[str, str], list[str]]:

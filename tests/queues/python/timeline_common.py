@@ -222,12 +222,8 @@ class Recorder:
         attempt that should not happen after it is caught by
         :meth:`finished`, once the workers have stopped."""
         ids = list(job_ids)
-        deadline = time.monotonic() + timeout_s
-        while not all(self.timeline(j)[1] for j in ids):
-            if time.monotonic() > deadline:
-                pending = {j: self.events(j) for j in ids if not self.timeline(j)[1]}
-                raise TimeoutError(f"jobs not finished after {timeout_s}s: {json.dumps(pending)}")
-            time.sleep(0.05)
+        wait_until(lambda: all(self.timeline(j)[1] for j in ids), timeout_s,
+                   lambda: f"jobs not finished: {json.dumps({j: self.events(j) for j in ids if not self.timeline(j)[1]})}")
         return ids
 
     def finished(self, ids: list[str], pending: int) -> dict[str, Any]:
@@ -240,6 +236,16 @@ class Recorder:
             events = {j: self.events(j) for j in ids}
             raise AssertionError(f"{pending} message(s) left to run after every job ended: {json.dumps(events)}")
         return {j: self.timeline(j)[0] for j in ids}
+
+
+def wait_until(done: Callable[[], bool], timeout_s: float, what: Callable[[], str]) -> None:
+    """Polls ``done`` (every 50 ms: the state is in Redis, no event to block
+    on) until it holds; ``TimeoutError`` with ``what()`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"after {timeout_s}s: {what()}")
+        time.sleep(0.05)
 
 
 def message_for(outcome: Mapping[str, Any], attempt: int) -> str:
